@@ -1,0 +1,25 @@
+# Compiler settings shared by every target: warnings, sanitizers, ccache.
+
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+endif()
+
+add_compile_options(-Wall -Wextra -Wpedantic -Wshadow)
+if(ESCOUADE_WERROR)
+  add_compile_options(-Werror)
+endif()
+
+if(ESCOUADE_SANITIZE)
+  add_compile_options(-fsanitize=${ESCOUADE_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${ESCOUADE_SANITIZE})
+endif()
+
+# escouade_add_unit_test(<name> SOURCES ... LIBS ...): a GoogleTest binary registered with ctest.
+function(escouade_add_unit_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
+endfunction()

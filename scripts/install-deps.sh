@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, every Debian 12 package the build, the tests, the fuzzer and the
+# benchmarks use. Safe to run again: it only asks apt for what is missing. Run as root.
+set -euo pipefail
+
+packages=(
+  # toolchains and build
+  build-essential cmake ninja-build ccache pkg-config git
+  clang-14 libclang-rt-14-dev clang-format-14
+  # libraries
+  libboost1.81-dev libboost-json1.81-dev
+  libvalijson-dev libfmt-dev libcli11-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,12 @@
+#include "base/result.hpp"
+
+#include <boost/throw_exception.hpp>
+#include <stdexcept>
+
+namespace escouade {
+
+void throw_exception_from_error(const Error& e, const boost::source_location& loc) {
+  boost::throw_exception(std::runtime_error(std::to_string(e.code) + ": " + e.message), loc);
+}
+
+}  // namespace escouade

@@ -1,0 +1,41 @@
+#include "base/utf8.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace escouade {
+namespace {
+
+TEST(Utf8, AcceptsWellFormedText) {
+  EXPECT_TRUE(is_valid_utf8(""));
+  EXPECT_TRUE(is_valid_utf8("plain ascii, long enough for the eight-byte path"));
+  EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9"));               // é
+  EXPECT_TRUE(is_valid_utf8("\xE2\x80\xA2\xE2\x80\xA2"));  // ••
+  EXPECT_TRUE(is_valid_utf8("\xF0\x9F\x98\x80 emoji"));    // U+1F600
+  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));          // U+10FFFF
+  EXPECT_TRUE(is_valid_utf8(std::string("nul \0 inside", 12)));
+}
+
+TEST(Utf8, RefusesMalformedText) {
+  EXPECT_FALSE(is_valid_utf8("\x80"));              // a continuation byte first
+  EXPECT_FALSE(is_valid_utf8("\xC3"));              // cut character
+  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xE0\x80\xAF"));      // overlong, three bytes
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate U+D800
+  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xFF"));
+  EXPECT_FALSE(is_valid_utf8("abcdefgh\xE2\x80"));  // cut after the fast path
+}
+
+TEST(Utf8, CompletePrefixStopsBeforeACutCharacter) {
+  const std::string bullet = "\xE2\x80\xA2";
+  EXPECT_EQ(utf8_complete_prefix("ab"), 2u);
+  EXPECT_EQ(utf8_complete_prefix("ab" + bullet), 5u);
+  EXPECT_EQ(utf8_complete_prefix("ab" + bullet.substr(0, 1)), 2u);
+  EXPECT_EQ(utf8_complete_prefix("ab" + bullet.substr(0, 2)), 2u);
+  EXPECT_EQ(utf8_complete_prefix("\xF0\x9F\x98"), 0u);
+}
+
+}  // namespace
+}  // namespace escouade

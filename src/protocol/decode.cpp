@@ -1,0 +1,149 @@
+#include "protocol/decode.hpp"
+
+#include <boost/json/error.hpp>
+#include <cstdint>
+#include <utility>
+
+#include "protocol/gen/errors.hpp"
+
+namespace escouade::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr int kParse = static_cast<int>(ErrorCode::parse);
+constexpr int kInvalidRequest = static_cast<int>(ErrorCode::invalid_request);
+
+json::parse_options parse_options(const DecodeOptions& o) {
+  json::parse_options p;
+  p.max_depth = o.max_depth;
+  return p;
+}
+
+bool valid_id(const json::value& id) noexcept {
+  return id.is_string() || id.is_number() || id.is_null();
+}
+
+Invalid invalid(std::string reason, const json::value* id, bool answer_due = true) {
+  Invalid i;
+  i.code = kInvalidRequest;
+  i.reason = std::move(reason);
+  if (id && valid_id(*id)) i.id = *id;
+  i.answer_due = answer_due;
+  return i;
+}
+
+}  // namespace
+
+Decoder::Decoder(DecodeOptions options) : parser_(json::storage_ptr(), parse_options(options)) {}
+
+Parsed Decoder::decode(std::string_view line) {
+  Parsed out;
+  parser_.reset();
+  json::error_code ec;
+  parser_.write(line.data(), line.size(), ec);
+  if (ec) {
+    Invalid i;
+    i.code = kParse;
+    i.reason = "the line is not JSON (" + ec.message() + ")";
+    out.entries.emplace_back(std::move(i));
+    return out;
+  }
+  json::value v = parser_.release();
+  if (json::array* a = v.if_array()) {
+    if (a->empty()) {
+      out.entries.emplace_back(invalid("an empty batch", nullptr));
+      return out;
+    }
+    out.batch = true;
+    out.entries.reserve(a->size());
+    for (json::value& element : *a)
+      out.entries.push_back(classify(std::move(element)));
+    return out;
+  }
+  out.entries.push_back(classify(std::move(v)));
+  return out;
+}
+
+Entry classify(json::value&& v) {
+  json::object* o = v.if_object();
+  if (!o) return invalid("a message must be a JSON object", nullptr);
+
+  const json::value* jsonrpc = nullptr;
+  json::value* id = nullptr;
+  json::value* method = nullptr;
+  json::value* params = nullptr;
+  json::value* result = nullptr;
+  json::value* error = nullptr;
+  for (auto& m : *o) {
+    const std::string_view k = m.key();
+    if (k == "jsonrpc")
+      jsonrpc = &m.value();
+    else if (k == "id")
+      id = &m.value();
+    else if (k == "method")
+      method = &m.value();
+    else if (k == "params")
+      params = &m.value();
+    else if (k == "result")
+      result = &m.value();
+    else if (k == "error")
+      error = &m.value();
+    // Other members are not JSON-RPC's; they are ignored.
+  }
+
+  const bool answer_shaped = !method && (result || error);
+  if (!jsonrpc || !jsonrpc->is_string() || jsonrpc->get_string() != "2.0") {
+    return invalid("\"jsonrpc\" must be \"2.0\"", id, !answer_shaped);
+  }
+  if (id && !valid_id(*id)) {
+    return invalid("\"id\" must be a string, a number or null", nullptr, !answer_shaped);
+  }
+
+  Message msg;
+  if (method) {
+    if (!method->is_string()) return invalid("\"method\" must be a string", id);
+    if (result || error) return invalid("a request carries no \"result\" nor \"error\"", id);
+    if (params && !params->is_null() && !params->is_object() && !params->is_array()) {
+      return invalid("\"params\" must be an object or an array", id);
+    }
+    msg.kind = id ? MessageKind::request : MessageKind::notification;
+    if (id) msg.id = std::move(*id);
+    msg.method.assign(method->get_string().data(), method->get_string().size());
+    // "params": null is taken as no params: the protocol's schema gives shutdown null params.
+    if (params && !params->is_null()) msg.params = std::move(*params);
+    return msg;
+  }
+  if (!result && !error) {
+    return invalid("a message needs \"method\" (a call) or \"result\" or \"error\" (an answer)",
+                   id);
+  }
+  if (result && error)
+    return invalid("an answer carries \"result\" or \"error\", not both", id, false);
+  if (!id) return invalid("an answer must carry the \"id\" of its request", nullptr, false);
+  msg.id = std::move(*id);
+  if (result) {
+    msg.kind = MessageKind::response;
+    msg.result = std::move(*result);
+    return msg;
+  }
+  json::object* e = error->if_object();
+  if (!e) return invalid("\"error\" must be an object", &msg.id, false);
+  const json::value* code = e->if_contains("code");
+  const json::value* message = e->if_contains("message");
+  if (!code || !code->is_int64() || code->get_int64() < INT32_MIN ||
+      code->get_int64() > INT32_MAX) {
+    return invalid("\"error.code\" must be an integer", &msg.id, false);
+  }
+  if (!message || !message->is_string()) {
+    return invalid("\"error.message\" must be a string", &msg.id, false);
+  }
+  msg.kind = MessageKind::error_response;
+  msg.error.code = static_cast<int>(code->get_int64());
+  msg.error.message.assign(message->get_string().data(), message->get_string().size());
+  if (json::value* data = e->if_contains("data")) msg.error.data = std::move(*data);
+  return msg;
+}
+
+}  // namespace escouade::proto

@@ -1,0 +1,122 @@
+#include "protocol/encode.hpp"
+
+#include <boost/json/serializer.hpp>
+#include <cstring>
+
+#include "base/utf8.hpp"
+#include "protocol/gen/errors.hpp"
+
+namespace escouade::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+template <class T>
+void append_json(std::string& out, const T& v) {
+  json::serializer sr;
+  sr.reset(&v);
+  while (!sr.done()) {
+    const std::size_t old = out.size();
+    const std::size_t room = old < 256 ? 256 : old;
+    out.resize(old + room);
+    const auto written = sr.read(out.data() + old, room);
+    out.resize(old + written.size());
+  }
+}
+
+void append_string(std::string& out, std::string_view s) {
+  json::serializer sr;
+  sr.reset(s);
+  while (!sr.done()) {
+    const std::size_t old = out.size();
+    const std::size_t room = s.size() + 16;
+    out.resize(old + room);
+    const auto written = sr.read(out.data() + old, room);
+    out.resize(old + written.size());
+  }
+}
+
+Result<std::string> finish_line(std::string out) {
+  // The serializer escapes control characters; this check keeps that promise whatever
+  // a future writer does.
+  if (std::memchr(out.data(), '\n', out.size()) || std::memchr(out.data(), '\r', out.size())) {
+    return Error{static_cast<int>(ErrorCode::internal), "a message would hold a raw line break"};
+  }
+  if (!is_valid_utf8(out)) {
+    return Error{static_cast<int>(ErrorCode::internal),
+                 "a message holds text that is not valid UTF-8; it was not sent"};
+  }
+  out += '\n';
+  return out;
+}
+
+}  // namespace
+
+void append_message(std::string& out, const Message& m) {
+  out += R"({"jsonrpc":"2.0")";
+  switch (m.kind) {
+    case MessageKind::request:
+    case MessageKind::notification:
+      if (m.kind == MessageKind::request) {
+        out += R"(,"id":)";
+        append_json(out, m.id);
+      }
+      out += R"(,"method":)";
+      append_string(out, m.method);
+      if (m.params) {
+        out += R"(,"params":)";
+        append_json(out, *m.params);
+      }
+      break;
+    case MessageKind::response:
+      out += R"(,"id":)";
+      append_json(out, m.id);
+      out += R"(,"result":)";
+      append_json(out, m.result);
+      break;
+    case MessageKind::error_response:
+      out += R"(,"id":)";
+      append_json(out, m.id);
+      out += R"(,"error":{"code":)";
+      out += std::to_string(m.error.code);
+      out += R"(,"message":)";
+      append_string(out, m.error.message);
+      if (m.error.data) {
+        out += R"(,"data":)";
+        append_json(out, *m.error.data);
+      }
+      out += '}';
+      break;
+  }
+  out += '}';
+}
+
+Result<std::string> encode(const Message& message) {
+  std::string out;
+  out.reserve(128);
+  append_message(out, message);
+  return finish_line(std::move(out));
+}
+
+Result<std::string> encode_batch(std::span<const Message> messages) {
+  if (messages.empty()) {
+    return Error{static_cast<int>(ErrorCode::internal), "an empty batch is never sent"};
+  }
+  std::string out = "[";
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (i) out += ',';
+    append_message(out, messages[i]);
+  }
+  out += ']';
+  return finish_line(std::move(out));
+}
+
+Result<std::optional<std::string>> encode_answer(bool batch, std::span<const Message> answers) {
+  if (answers.empty()) return std::optional<std::string>();
+  auto line = batch ? encode_batch(answers) : encode(answers.front());
+  if (!line) return line.error();
+  return std::optional<std::string>(std::move(*line));
+}
+
+}  // namespace escouade::proto

@@ -1,0 +1,32 @@
+#pragma once
+
+// Writes messages as lines: JSON-RPC 2.0 with "jsonrpc":"2.0" first, one line ended by '\n'.
+// The JSON writer escapes every control character, so a message never holds a raw line break;
+// and a message whose text is not valid UTF-8 is refused rather than sent.
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "base/result.hpp"
+#include "protocol/message.hpp"
+
+namespace escouade::proto {
+
+// The line for one message, '\n' included. Fails with internal (-32603) when a string in it is
+// not valid UTF-8.
+Result<std::string> encode(const Message& message);
+
+// The line for a batch: a JSON array of the messages, '\n' included. An empty batch is refused:
+// JSON-RPC 2.0 sends nothing at all when a batch has no answer.
+Result<std::string> encode_batch(std::span<const Message> messages);
+
+// The line that answers a line, by JSON-RPC 2.0's rules: nothing when it called for no answer
+// (only notifications, or only answers), an array when it was a batch (even of one answer),
+// a single message otherwise.
+Result<std::optional<std::string>> encode_answer(bool batch, std::span<const Message> answers);
+
+// Appends the JSON of one message (without '\n' and without the UTF-8 check) to `out`.
+void append_message(std::string& out, const Message& message);
+
+}  // namespace escouade::proto
