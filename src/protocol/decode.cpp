@@ -1,6 +1,7 @@
 #include "protocol/decode.hpp"
 
 #include <boost/json/error.hpp>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -19,6 +20,27 @@ json::parse_options parse_options(const DecodeOptions& o) {
   json::parse_options p;
   p.max_depth = o.max_depth;
   return p;
+}
+
+// Boost.JSON reads a number too large for a double (1e400) as infinity, which no JSON can
+// carry back out: such a line is refused rather than echoed as "Infinity" to a peer.
+bool has_non_finite_number(const json::value& v) noexcept {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& x : v.get_array()) {
+        if (has_non_finite_number(x)) return true;
+      }
+      return false;
+    case json::kind::object:
+      for (const auto& m : v.get_object()) {
+        if (has_non_finite_number(m.value())) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
 }
 
 bool valid_id(const json::value& id) noexcept {
@@ -51,6 +73,13 @@ Parsed Decoder::decode(std::string_view line) {
     return out;
   }
   json::value v = parser_.release();
+  if (has_non_finite_number(v)) {
+    Invalid i;
+    i.code = kParse;
+    i.reason = "the line holds a number too large to be represented";
+    out.entries.emplace_back(std::move(i));
+    return out;
+  }
   if (json::array* a = v.if_array()) {
     if (a->empty()) {
       out.entries.emplace_back(invalid("an empty batch", nullptr));

@@ -101,6 +101,20 @@ TEST(Decode, DepthPastTheLimitIsAParseError) {
   EXPECT_EQ(only_invalid(shallow.decode(R"({"a":{"b":{"c":{"d":{}}}}})")).code, -32700);
 }
 
+TEST(Decode, NumberPastWhatADoubleHoldsIsAParseError) {
+  // It would come back out as "Infinity", which is not JSON.
+  for (const char* line :
+       {R"({"jsonrpc":"2.0","id":1e400,"method":"m"})", R"(["x",{"jsonrpc":"2.0","id":-1e400}])",
+        R"({"jsonrpc":"2.0","method":"timer/set","params":{"ms":1e999}})"}) {
+    const Invalid i = only_invalid(decode(line));
+    EXPECT_EQ(i.code, -32700) << line;
+    EXPECT_TRUE(i.id.is_null()) << line;
+  }
+  // Large but finite numbers are fine.
+  EXPECT_EQ(only_message(decode(R"({"jsonrpc":"2.0","id":1e300,"method":"m"})")).id,
+            json::value(1e300));
+}
+
 TEST(Decode, NotAnObjectNorAnArrayIsInvalidRequest) {
   for (const char* line : {"1", "\"text\"", "null", "true"}) {
     const Invalid i = only_invalid(decode(line));

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite: the unit and integration tests with GCC, again under
+# AddressSanitizer + UBSan, again built by clang-14, then the fuzzer for a bounded time.
+# Installs what is missing first. Usage: scripts/test.sh   (ESCOUADE_FUZZ_SECONDS=60 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+fuzz_seconds="${ESCOUADE_FUZZ_SECONDS:-60}"
+log_dir="build/test-logs"
+mkdir -p "$log_dir"
+passed=0
+failed=0
+
+run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
+  local preset=$1 log="$log_dir/ctest-$1.log" rc=0 line total bad
+  ctest --preset "$preset" >"$log" 2>&1 || rc=$?
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  if [ -z "$line" ]; then
+    tail -n 40 "$log"
+    echo "ctest --preset $preset: no summary (exit $rc)"
+    failed=$((failed + 1))
+    return
+  fi
+  total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+  bad=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  if [ "$bad" -ne 0 ] || [ "$rc" -ne 0 ]; then
+    sed -n '/The following tests FAILED/,$p' "$log"
+    grep -B2 -A20 -E 'Failure|ERROR: AddressSanitizer|runtime error' "$log" | head -n 120 || true
+  fi
+  echo "ctest --preset $preset: $line"
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+  if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then failed=$((failed + 1)); fi
+}
+
+for preset in dev asan clang; do
+  echo "== build: $preset"
+  cmake --preset "$preset" >"$log_dir/configure-$preset.log"
+  cmake --build --preset "$preset"
+  run_ctest "$preset"
+done
+
+echo "== fuzz: libFuzzer on the codec for ${fuzz_seconds} s"
+cmake --preset fuzz >"$log_dir/configure-fuzz.log"
+cmake --build --preset fuzz
+work_corpus=$(mktemp -d)
+cp tests/fuzz/corpus/* "$work_corpus"/
+if build/fuzz/tests/fuzz/fuzz_codec -max_total_time="$fuzz_seconds" -max_len=4096 \
+    -print_final_stats=1 -artifact_prefix="$log_dir/fuzz-" "$work_corpus" \
+    >"$log_dir/fuzz.log" 2>&1; then
+  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log_dir/fuzz.log" || true
+  echo "fuzz_codec: no crash in ${fuzz_seconds} s"
+  passed=$((passed + 1))
+else
+  tail -n 60 "$log_dir/fuzz.log"
+  echo "fuzz_codec: FOUND A CRASH (reproducer in $log_dir/fuzz-*)"
+  failed=$((failed + 1))
+fi
+rm -rf "$work_corpus"
+
+echo
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,248 @@
+// libFuzzer target for the codec, on the path a plugin's bytes take: LineFramer, Decoder, the
+// params checks, encode. It traps when
+// - the framer hands out a line that is empty, too long or holds a '\n';
+// - the generated params check and valijson's disagree on whether a call's params are valid;
+// - a valid message does not come back equal from encode then decode, or its line is not one
+//   line ended by one '\n';
+// - the error reply owed to an invalid entry cannot be encoded, or does not round-trip.
+
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "protocol/decode.hpp"
+#include "protocol/encode.hpp"
+#include "protocol/framing.hpp"
+#include "protocol/gen/methods.hpp"
+#include "protocol/message.hpp"
+#include "protocol/params_check.hpp"
+#include "protocol/schema_validator.hpp"
+
+namespace {
+
+namespace json = boost::json;
+namespace proto = escouade::proto;
+
+// Small, so that inputs of -max_len=4096 also reach the too-long path; the seeds' lines are
+// shorter.
+constexpr std::size_t kMaxLineBytes = 1024;
+
+// Boost.JSON 1.81 parses decimal text into a double without correct rounding: the shortest
+// text its serializer writes for a double may parse back a few units in the last place away
+// (1.2345678901234567e-300 comes back as 1.2345678901234571e-300). Doubles this close count
+// as equal; anything else that differs after a round trip is a finding.
+constexpr std::uint64_t kMaxUlpDrift = 8;
+
+// Parsed once: compiling the schema costs far more than one input.
+const proto::SchemaValidator& schema_validator() {
+  static const proto::SchemaValidator validator;
+  return validator;
+}
+
+// valijson's Boost.JSON adapter reads string values through c_str(), so it sees "a\0b" as "a":
+// a known difference with the generated check, which sees every byte. Keys are read whole by
+// both, so a NUL in a key is not excused.
+bool has_string_with_nul(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string:
+      return v.get_string().find('\0') != json::string::npos;
+    case json::kind::array:
+      for (const auto& x : v.get_array()) {
+        if (has_string_with_nul(x)) return true;
+      }
+      return false;
+    case json::kind::object:
+      for (const auto& m : v.get_object()) {
+        if (has_string_with_nul(m.value())) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+// Boost.JSON 1.81 writes an infinite double (which its parser makes of 1e400) as "Infinity",
+// which is not JSON. The decoder refuses such lines, so no decoded message may hold one.
+bool has_non_finite(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& x : v.get_array()) {
+        if (has_non_finite(x)) return true;
+      }
+      return false;
+    case json::kind::object:
+      for (const auto& m : v.get_object()) {
+        if (has_non_finite(m.value())) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+bool has_non_finite(const proto::Message& m) {
+  return has_non_finite(m.id) || (m.params && has_non_finite(*m.params)) ||
+         has_non_finite(m.result) || (m.error.data && has_non_finite(*m.error.data));
+}
+
+bool close_doubles(double a, double b) {
+  if (a == b) return true;
+  if (!std::isfinite(a) || !std::isfinite(b) || std::signbit(a) != std::signbit(b)) return false;
+  std::uint64_t ia = 0;
+  std::uint64_t ib = 0;
+  std::memcpy(&ia, &a, sizeof a);
+  std::memcpy(&ib, &b, sizeof b);
+  return (ia > ib ? ia - ib : ib - ia) <= kMaxUlpDrift;
+}
+
+// Equality that lets doubles drift by kMaxUlpDrift; everything else must be equal.
+bool same_json(const json::value& a, const json::value& b) {
+  if (a.is_double() && b.is_double()) return close_doubles(a.get_double(), b.get_double());
+  if (a.kind() != b.kind()) return a == b;
+  if (const auto* x = a.if_array()) {
+    const auto& y = b.get_array();
+    if (x->size() != y.size()) return false;
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      if (!same_json((*x)[i], y[i])) return false;
+    }
+    return true;
+  }
+  if (const auto* x = a.if_object()) {
+    const auto& y = b.get_object();
+    if (x->size() != y.size()) return false;
+    for (const auto& m : *x) {
+      const json::value* other = y.if_contains(m.key());
+      if (!other || !same_json(m.value(), *other)) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+bool same_optional_json(const std::optional<json::value>& a, const std::optional<json::value>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || same_json(*a, *b);
+}
+
+bool same_message(const proto::Message& a, const proto::Message& b) {
+  if (a == b) return true;
+  return a.kind == b.kind && a.method == b.method && same_json(a.id, b.id) &&
+         same_optional_json(a.params, b.params) && same_json(a.result, b.result) &&
+         a.error.code == b.error.code && a.error.message == b.error.message &&
+         same_optional_json(a.error.data, b.error.data);
+}
+
+// valijson's Boost.JSON adapter counts only int64 and double values as numbers: an integer of
+// 2^63 or more (Boost.JSON's uint64) is no number to it, while it is one to JSON Schema and to
+// the generated check. A known difference of the reference, excused here.
+bool has_big_unsigned(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::uint64:
+      return true;
+    case json::kind::array:
+      for (const auto& x : v.get_array()) {
+        if (has_big_unsigned(x)) return true;
+      }
+      return false;
+    case json::kind::object:
+      for (const auto& m : v.get_object()) {
+        if (has_big_unsigned(m.value())) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+// The generated check and valijson must agree on whether a known method's params are valid.
+void check_params_agree(const proto::Message& m) {
+  const proto::MethodInfo* info = proto::find_method(m.method);
+  if (!info) return;
+  const json::value* params = m.params ? &*m.params : nullptr;
+  if (params && (has_string_with_nul(*params) || has_big_unsigned(*params))) return;
+  const auto generated = proto::check_params(*info, params);
+  const auto reference = schema_validator().check_params(m.method, params);
+  if (generated.has_value() != reference.has_value()) {
+    std::fprintf(stderr, "params checks disagree on %s %s\n  generated: %s\n  valijson: %s\n",
+                 m.method.c_str(), params ? json::serialize(*params).c_str() : "(none)",
+                 generated ? "valid" : generated.error().message.c_str(),
+                 reference ? "valid" : reference.error().message.c_str());
+    __builtin_trap();
+  }
+}
+
+// encode then decode gives the message back, on one line ended by one '\n'. Returns false
+// when the message cannot be encoded.
+bool round_trip(const proto::Message& m) {
+  const auto line = proto::encode(m);
+  if (!line) return false;
+  const std::string& text = *line;
+  if (text.empty() || text.back() != '\n') __builtin_trap();
+  if (text.find('\n') != text.size() - 1) __builtin_trap();
+  if (has_non_finite(m)) __builtin_trap();
+
+  proto::Decoder decoder;
+  proto::Parsed again = decoder.decode(std::string_view(text).substr(0, text.size() - 1));
+  if (again.batch || again.entries.size() != 1) __builtin_trap();
+  const auto* back = std::get_if<proto::Message>(&again.entries.front());
+  if (!back || !same_message(m, *back)) __builtin_trap();
+  return true;
+}
+
+void check_line(proto::Decoder& decoder, std::string_view line) {
+  if (line.empty() || line.size() > kMaxLineBytes) __builtin_trap();
+  if (line.find('\n') != std::string_view::npos) __builtin_trap();
+  proto::Parsed parsed = decoder.decode(line);
+  if (parsed.entries.empty()) __builtin_trap();
+  for (const proto::Entry& entry : parsed.entries) {
+    if (const auto* m = std::get_if<proto::Message>(&entry)) {
+      if (m->is_call()) check_params_agree(*m);
+      round_trip(*m);
+    } else {
+      const auto& invalid = std::get<proto::Invalid>(entry);
+      // The reason is ASCII and the id came from valid UTF-8 JSON: the reply always encodes.
+      if (invalid.answer_due && !round_trip(proto::error_reply(invalid))) __builtin_trap();
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  proto::LineFramer framer(kMaxLineBytes);
+  proto::Decoder decoder;
+
+  // Four reads cut where the first byte says: the second is 1 to 4 bytes long, so cuts fall
+  // inside "\r\n", inside a UTF-8 character, between a line and the next.
+  const unsigned first = size ? data[0] : 0u;
+  const std::size_t a = first % (size + 1);
+  const std::size_t b = std::min(size, a + 1 + (first >> 6));
+  const std::size_t c = b + (size - b) * ((first >> 3) & 7u) / 8;
+  const std::size_t cuts[] = {0, a, b, c, size};
+
+  auto on_line = [&](std::string_view line) { check_line(decoder, line); };
+  auto on_too_long = [](std::size_t limit) {
+    if (limit != kMaxLineBytes) __builtin_trap();
+  };
+  for (std::size_t i = 0; i + 1 < std::size(cuts); ++i) {
+    framer.feed(input.substr(cuts[i], cuts[i + 1] - cuts[i]), on_line, on_too_long);
+    if (framer.pending_bytes() > kMaxLineBytes) __builtin_trap();
+  }
+  const std::string rest = framer.finish();
+  if (!rest.empty()) check_line(decoder, rest);
+  if (framer.pending_bytes() != 0 || framer.skipping()) __builtin_trap();
+  return 0;
+}
