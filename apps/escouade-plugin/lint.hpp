@@ -24,7 +24,6 @@ struct LintSummary {
   std::size_t calls = 0;
   std::size_t answers = 0;
   std::size_t problems = 0;
-  double seconds = 0;  // time spent framing, decoding and checking, not printing
 };
 
 // Reads lines from `in` until its end. A line may start with "--> " (Escouade to the plugin)
