@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "protocol/gen/errors.hpp"
+#include "protocol/json_read.hpp"
 
 namespace escouade::proto {
 
@@ -26,22 +27,8 @@ json::parse_options parse_options(const DecodeOptions& o) {
 // Boost.JSON reads a number too large for a double (1e400) as infinity, which no JSON can
 // carry back out: such a line is refused rather than echoed as "Infinity" to a peer.
 bool has_non_finite_number(const json::value& v) noexcept {
-  switch (v.kind()) {
-    case json::kind::double_:
-      return !std::isfinite(v.get_double());
-    case json::kind::array:
-      for (const auto& x : v.get_array()) {
-        if (has_non_finite_number(x)) return true;
-      }
-      return false;
-    case json::kind::object:
-      for (const auto& m : v.get_object()) {
-        if (has_non_finite_number(m.value())) return true;
-      }
-      return false;
-    default:
-      return false;
-  }
+  return any_scalar(
+      v, [](const json::value& x) { return x.is_double() && !std::isfinite(x.get_double()); });
 }
 
 bool valid_id(const json::value& id) noexcept {

@@ -89,6 +89,24 @@ bool read_value(const boost::json::value& v, std::map<std::string, T>& out, Read
   return true;
 }
 
+// Whether `pred` holds for any scalar (string, number, boolean, null) inside `v`, at any depth.
+template <class Pred>
+bool any_scalar(const boost::json::value& v, Pred&& pred) {
+  if (const auto* a = v.if_array()) {
+    for (const auto& x : *a) {
+      if (any_scalar(x, pred)) return true;
+    }
+    return false;
+  }
+  if (const auto* o = v.if_object()) {
+    for (const auto& m : *o) {
+      if (any_scalar(m.value(), pred)) return true;
+    }
+    return false;
+  }
+  return pred(v);
+}
+
 // Throws std::invalid_argument with ctx.message("value"): for boost::json::value_to users.
 [[noreturn]] void throw_read_error(const ReadContext& ctx);
 

@@ -24,6 +24,7 @@
 #include "protocol/encode.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/gen/methods.hpp"
+#include "protocol/json_read.hpp"
 #include "protocol/message.hpp"
 #include "protocol/params_check.hpp"
 #include "protocol/schema_validator.hpp"
@@ -53,43 +54,16 @@ const proto::SchemaValidator& schema_validator() {
 // a known difference with the generated check, which sees every byte. Keys are read whole by
 // both, so a NUL in a key is not excused.
 bool has_string_with_nul(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::string:
-      return v.get_string().find('\0') != json::string::npos;
-    case json::kind::array:
-      for (const auto& x : v.get_array()) {
-        if (has_string_with_nul(x)) return true;
-      }
-      return false;
-    case json::kind::object:
-      for (const auto& m : v.get_object()) {
-        if (has_string_with_nul(m.value())) return true;
-      }
-      return false;
-    default:
-      return false;
-  }
+  return proto::any_scalar(v, [](const json::value& x) {
+    return x.is_string() && x.get_string().find('\0') != json::string::npos;
+  });
 }
 
 // Boost.JSON 1.81 writes an infinite double (which its parser makes of 1e400) as "Infinity",
 // which is not JSON. The decoder refuses such lines, so no decoded message may hold one.
 bool has_non_finite(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::double_:
-      return !std::isfinite(v.get_double());
-    case json::kind::array:
-      for (const auto& x : v.get_array()) {
-        if (has_non_finite(x)) return true;
-      }
-      return false;
-    case json::kind::object:
-      for (const auto& m : v.get_object()) {
-        if (has_non_finite(m.value())) return true;
-      }
-      return false;
-    default:
-      return false;
-  }
+  return proto::any_scalar(
+      v, [](const json::value& x) { return x.is_double() && !std::isfinite(x.get_double()); });
 }
 
 bool has_non_finite(const proto::Message& m) {
@@ -148,22 +122,7 @@ bool same_message(const proto::Message& a, const proto::Message& b) {
 // 2^63 or more (Boost.JSON's uint64) is no number to it, while it is one to JSON Schema and to
 // the generated check. A known difference of the reference, excused here.
 bool has_big_unsigned(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::uint64:
-      return true;
-    case json::kind::array:
-      for (const auto& x : v.get_array()) {
-        if (has_big_unsigned(x)) return true;
-      }
-      return false;
-    case json::kind::object:
-      for (const auto& m : v.get_object()) {
-        if (has_big_unsigned(m.value())) return true;
-      }
-      return false;
-    default:
-      return false;
-  }
+  return proto::any_scalar(v, [](const json::value& x) { return x.is_uint64(); });
 }
 
 // The generated check and valijson must agree on whether a known method's params are valid.
