@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "protocol/gen/errors.hpp"
+
 namespace escouade::proto {
 
 Message Message::request(boost::json::value id, std::string method,
@@ -41,7 +43,8 @@ Message Message::error_response(boost::json::value id, int code, std::string mes
 
 Message error_reply(const Invalid& invalid) {
   // The message says what JSON-RPC calls the error; the reason says what exactly was wrong.
-  std::string text = invalid.code == -32700 ? "Parse error: " : "Invalid Request: ";
+  std::string text =
+      invalid.code == static_cast<int>(ErrorCode::parse) ? "Parse error: " : "Invalid Request: ";
   text += invalid.reason;
   return Message::error_response(invalid.id, invalid.code, std::move(text));
 }
