@@ -1,0 +1,308 @@
+#include "rpc/session.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/serialize.hpp>
+#include <utility>
+#include <vector>
+
+#include "protocol/encode.hpp"
+#include "protocol/gen/errors.hpp"
+
+namespace escouade::rpc {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using proto::ErrorCode;
+using proto::Message;
+using proto::MessageKind;
+
+namespace {
+
+constexpr std::size_t kQuotedChars = 200;  // of a line that is not JSON-RPC, in the journal
+constexpr std::size_t kExpiredKept = 256;  // timed-out calls remembered to spot late answers
+
+// The first `n` characters of `s`, never cut inside a UTF-8 character.
+std::string first_chars(std::string_view s, std::size_t n) {
+  std::size_t chars = 0;
+  std::size_t i = 0;
+  while (i < s.size() && chars < n) {
+    ++i;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80)
+      ++i;
+    ++chars;
+  }
+  std::string out(s.substr(0, i));
+  if (i < s.size()) out += "…";
+  return out;
+}
+
+long long millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+std::chrono::milliseconds default_timeout(std::string_view method) noexcept {
+  const proto::MethodInfo* m = proto::find_method(method);
+  return std::chrono::milliseconds(m ? m->timeout_ms : proto::kDefaultTimeoutMs);
+}
+
+namespace detail {
+
+// What answers need after the session is gone: where to send, and whether it still may.
+struct SessionCore {
+  Session::SendLine send;
+  Session::Report report;
+  bool closed = false;
+
+  void send_answers(std::vector<Message>& answers, bool batch) {
+    if (closed || answers.empty()) return;
+    auto line = proto::encode_answer(batch, answers);
+    if (!line) {
+      // An answer holds text that is not UTF-8: each such answer becomes internal.
+      for (auto& a : answers) {
+        if (!proto::encode(a)) {
+          report(std::string("an answer held text that is not valid UTF-8; sent -32603 instead"));
+          a = Message::error_response(a.id, static_cast<int>(ErrorCode::internal),
+                                      "the answer could not be encoded: not valid UTF-8");
+        }
+      }
+      line = proto::encode_answer(batch, answers);
+    }
+    if (line && *line) send(std::move(**line));
+  }
+};
+
+}  // namespace detail
+
+using detail::SessionCore;
+
+// Where the answers of one line go: a single answer at once; a batch's answers held until the
+// last one is given, then sent as one array.
+class LineSink final : public ReplySink {
+ public:
+  LineSink(std::shared_ptr<SessionCore> core, bool batch, std::size_t owed)
+      : core_(std::move(core)), batch_(batch), owed_(owed) {}
+  void deliver(Message answer) override {
+    answers_.push_back(std::move(answer));
+    if (--owed_ == 0) core_->send_answers(answers_, batch_);
+  }
+  void dropped(const std::string& method) override {
+    if (core_->report) core_->report(method + ": the handler gave no answer; answered -32603");
+  }
+
+ private:
+  std::shared_ptr<SessionCore> core_;
+  bool batch_;
+  std::vector<Message> answers_;
+  std::size_t owed_;
+};
+
+struct Session::Pending {
+  std::string method;
+  std::chrono::milliseconds timeout;
+  std::chrono::steady_clock::time_point start;
+  CallDone done;
+  asio::steady_timer timer;
+
+  Pending(asio::any_io_executor ex) : timer(std::move(ex)) {}
+};
+
+Session::Session(asio::any_io_executor executor, SendLine send, Report report)
+    : core_(std::make_shared<SessionCore>(SessionCore{std::move(send), std::move(report), false})),
+      executor_(std::move(executor)) {}
+
+Session::~Session() {
+  close();
+}
+
+bool Session::closed() const noexcept {
+  return core_->closed;
+}
+
+void Session::report(std::string_view sentence) const {
+  if (core_->report) core_->report(sentence);
+}
+
+void Session::close() {
+  core_->closed = true;
+  // Complete each call in flight once, in the order they were made.
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, p] : pending) {
+    p->timer.cancel();
+    CallOutcome outcome;
+    outcome.kind = CallOutcome::Kind::closed;
+    outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+    if (p->done) p->done(std::move(outcome));
+  }
+}
+
+void Session::handle(std::string method, RequestHandler handler) {
+  requests_[std::move(method)] = std::move(handler);
+}
+
+void Session::handle_notification(std::string method, NotificationHandler handler) {
+  notifications_[std::move(method)] = std::move(handler);
+}
+
+void Session::line_too_long(std::size_t limit) {
+  report("sent a line longer than " + std::to_string(limit) + " bytes; it was dropped");
+}
+
+void Session::feed_line(std::string_view line) {
+  if (core_->closed) return;
+  proto::Parsed parsed = decoder_.decode(line);
+
+  std::size_t owed = 0;
+  for (const auto& e : parsed.entries) {
+    if (const auto* inv = std::get_if<proto::Invalid>(&e)) {
+      owed += inv->answer_due ? 1 : 0;
+    } else if (std::get<Message>(e).kind == MessageKind::request) {
+      ++owed;
+    }
+  }
+  std::shared_ptr<ReplySink> batch;
+  if (parsed.batch && owed > 0) batch = std::make_shared<LineSink>(core_, true, owed);
+
+  for (auto& e : parsed.entries) {
+    if (auto* inv = std::get_if<proto::Invalid>(&e)) {
+      report((inv->code == static_cast<int>(ErrorCode::parse) ? "sent a line that is not JSON ("
+                                                              : "sent a message that is not "
+                                                                "JSON-RPC 2.0 (") +
+             inv->reason + "): " + first_chars(line, kQuotedChars));
+      if (!inv->answer_due) continue;
+      Message answer = proto::error_reply(*inv);
+      if (batch) {
+        batch->deliver(std::move(answer));
+      } else {
+        std::vector<Message> one;
+        one.push_back(std::move(answer));
+        core_->send_answers(one, false);
+      }
+      continue;
+    }
+    dispatch(std::move(std::get<Message>(e)), batch);
+    if (core_->closed) return;  // a handler closed the session
+  }
+}
+
+void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
+  if (m.is_answer()) {
+    answer_arrived(std::move(m));
+    return;
+  }
+  const json::value* params = m.params ? &*m.params : nullptr;
+  if (m.kind == MessageKind::notification) {
+    auto it = notifications_.find(m.method);
+    if (it == notifications_.end()) {
+      report("sent the notification " + first_chars(m.method, 80) +
+             ", which is not served; it was ignored");
+      return;
+    }
+    it->second(params);
+    return;
+  }
+  std::shared_ptr<ReplySink> sink = batch ? batch : std::make_shared<LineSink>(core_, false, 1);
+  Reply reply(std::move(sink), std::move(m.id), m.method);
+  auto it = requests_.find(m.method);
+  if (it == requests_.end()) {
+    report("asked for " + first_chars(m.method, 80) + ", which is not served; answered -32601");
+    reply.error(static_cast<int>(ErrorCode::method_not_found),
+                "method not found: " + first_chars(m.method, 80));
+    return;
+  }
+  it->second(params, std::move(reply));
+}
+
+void Session::notify(std::string_view method, std::optional<json::value> params) {
+  if (core_->closed) return;
+  auto line = proto::encode(Message::notification(std::string(method), std::move(params)));
+  if (!line) {
+    report(std::string(method) + ": not sent: " + line.error().message);
+    return;
+  }
+  core_->send(std::move(*line));
+}
+
+std::int64_t Session::call(std::string_view method, std::optional<json::value> params,
+                           std::chrono::milliseconds timeout, CallDone done) {
+  const std::int64_t id = next_id_++;
+  CallOutcome refused;
+  refused.kind = CallOutcome::Kind::closed;
+  if (core_->closed) {
+    asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
+    return id;
+  }
+  auto line = proto::encode(Message::request(id, std::string(method), std::move(params)));
+  if (!line) {
+    report(std::string(method) + ": not sent: " + line.error().message);
+    refused.kind = CallOutcome::Kind::error;
+    refused.error = {static_cast<int>(ErrorCode::internal), line.error().message, std::nullopt};
+    asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
+    return id;
+  }
+  auto p = std::make_unique<Pending>(executor_);
+  p->method = std::string(method);
+  p->timeout = timeout;
+  p->start = std::chrono::steady_clock::now();
+  p->done = std::move(done);
+  p->timer.expires_after(timeout);
+  std::weak_ptr<SessionCore> weak = core_;
+  p->timer.async_wait([this, weak, id](const boost::system::error_code& ec) {
+    // Cancelled, or the session is gone: `this` may not be touched.
+    if (ec || weak.expired() || weak.lock()->closed) return;
+    call_timed_out(id);
+  });
+  pending_.emplace(id, std::move(p));
+  core_->send(std::move(*line));
+  return id;
+}
+
+void Session::call_timed_out(std::int64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // answered meanwhile
+  std::unique_ptr<Pending> p = std::move(it->second);
+  pending_.erase(it);
+  report(p->method + ": no answer within " + std::to_string(p->timeout.count()) + " ms");
+  expired_[id] = {p->method, p->start};
+  while (expired_.size() > kExpiredKept)
+    expired_.erase(expired_.begin());
+  CallOutcome outcome;
+  outcome.kind = CallOutcome::Kind::timeout;
+  outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+  if (p->done) p->done(std::move(outcome));
+}
+
+void Session::answer_arrived(Message&& m) {
+  const std::int64_t id = m.id.is_int64() ? m.id.get_int64() : 0;
+  auto it = m.id.is_int64() ? pending_.find(id) : pending_.end();
+  if (it == pending_.end()) {
+    if (auto late = m.id.is_int64() ? expired_.find(id) : expired_.end(); late != expired_.end()) {
+      report(late->second.first + ": an answer came " +
+             std::to_string(millis(std::chrono::steady_clock::now() - late->second.second)) +
+             " ms after the call, past its delay; it was ignored");
+      expired_.erase(late);
+    } else {
+      report("sent an answer to no call in flight (id " + first_chars(json::serialize(m.id), 40) +
+             "); it was ignored");
+    }
+    return;
+  }
+  std::unique_ptr<Pending> p = std::move(it->second);
+  pending_.erase(it);
+  p->timer.cancel();
+  CallOutcome outcome;
+  outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+  if (m.kind == MessageKind::response) {
+    outcome.kind = CallOutcome::Kind::result;
+    outcome.result = std::move(m.result);
+  } else {
+    outcome.kind = CallOutcome::Kind::error;
+    outcome.error = std::move(m.error);
+  }
+  if (p->done) p->done(std::move(outcome));
+}
+
+}  // namespace escouade::rpc

@@ -1,0 +1,167 @@
+#pragma once
+
+// A JSON-RPC 2.0 session over lines, without I/O: lines are fed in as they are read, and lines
+// to write go out through a callback. It dispatches calls to bound handlers (each answered
+// exactly once, through a Reply), pairs answers with the calls it made (each with a deadline),
+// answers a batch with one batch, and reports every problem as a sentence for the journal.
+//
+// Thread: everything runs on the executor given at construction (the host's single thread);
+// no method may be called from another thread.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "protocol/decode.hpp"
+#include "protocol/gen/methods.hpp"
+#include "protocol/json_read.hpp"
+#include "rpc/reply.hpp"
+
+namespace escouade::rpc {
+
+namespace detail {
+struct SessionCore;
+}
+
+// How a call this side made ended.
+struct CallOutcome {
+  enum class Kind {
+    result,   // the peer answered with a result
+    error,    // the peer answered with an error
+    timeout,  // no answer within the delay: the caller's default answer applies
+    closed,   // the session closed first (the peer crashed or was stopped)
+  };
+  Kind kind = Kind::closed;
+  boost::json::value result;
+  proto::ErrorObject error;
+  std::chrono::steady_clock::duration elapsed{};
+
+  bool ok() const noexcept { return kind == Kind::result; }
+};
+
+using CallDone = std::function<void(CallOutcome)>;
+
+// The delay of a call of `method`: its timeoutMs in the schema, else x-defaultTimeoutMs.
+std::chrono::milliseconds default_timeout(std::string_view method) noexcept;
+
+class Session {
+ public:
+  using SendLine = std::function<void(std::string line)>;
+  // A sentence for the journal: an invalid line, an unknown method, a late answer...
+  using Report = std::function<void(std::string_view sentence)>;
+  using RequestHandler = std::function<void(const boost::json::value* params, Reply reply)>;
+  using NotificationHandler = std::function<void(const boost::json::value* params)>;
+
+  Session(boost::asio::any_io_executor executor, SendLine send, Report report);
+  // Completes every call in flight as closed, and drops answers still owed.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // One line as read, without its '\n'.
+  void feed_line(std::string_view line);
+  // A line too long to be read (the framer dropped it).
+  void line_too_long(std::size_t limit);
+
+  // Binds a method. Unbound requests are answered methodNotFound (-32601) and reported.
+  void handle(std::string method, RequestHandler handler);
+  void handle_notification(std::string method, NotificationHandler handler);
+
+  // Binds a method of the protocol with its generated types: params that do not read into
+  // M::Params are answered invalidParams naming the field, and the handler is not called.
+  // F: void(const typename M::Params&, Reply)
+  template <class M, class F>
+  void serve(F f);
+  // F: void(const typename M::Params&)
+  template <class M, class F>
+  void serve_notification(F f);
+
+  // Sends a notification.
+  void notify(std::string_view method, std::optional<boost::json::value> params);
+
+  // Sends a request; `done` is called exactly once, on this executor: with the answer, or
+  // with timeout once `timeout` has passed (a later answer is then ignored and reported), or
+  // with closed when the session closes first. Returns the request's id.
+  std::int64_t call(std::string_view method, std::optional<boost::json::value> params,
+                    std::chrono::milliseconds timeout, CallDone done);
+
+  // The same, for coroutines: co_await session.async_call(..., asio::use_awaitable).
+  template <class Token>
+  auto async_call(std::string_view method, std::optional<boost::json::value> params,
+                  std::chrono::milliseconds timeout, Token&& token) {
+    return boost::asio::async_initiate<Token, void(CallOutcome)>(
+        [this, m = std::string(method), p = std::move(params), timeout](auto handler) mutable {
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          call(m, std::move(p), timeout,
+               [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
+        },
+        token);
+  }
+
+  // Completes every call in flight as closed (their default answers apply) and stops sending.
+  // Answers owed to the peer are dropped: it is gone. Idempotent.
+  void close();
+  bool closed() const noexcept;
+
+  std::size_t calls_in_flight() const noexcept { return pending_.size(); }
+
+ private:
+  struct Pending;
+
+  void dispatch(proto::Message&& m, const std::shared_ptr<ReplySink>& sink);
+  void answer_arrived(proto::Message&& m);
+  void call_timed_out(std::int64_t id);
+  void report(std::string_view sentence) const;
+
+  std::shared_ptr<detail::SessionCore> core_;
+  boost::asio::any_io_executor executor_;
+  proto::Decoder decoder_;
+  std::unordered_map<std::string, RequestHandler> requests_;
+  std::unordered_map<std::string, NotificationHandler> notifications_;
+  std::map<std::int64_t, std::unique_ptr<Pending>> pending_;
+  // Calls that timed out lately, by id: a late answer is told apart from a stray one.
+  std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
+  std::int64_t next_id_ = 1;
+};
+
+template <class M, class F>
+void Session::serve(F f) {
+  handle(std::string(M::kName),
+         [f = std::move(f)](const boost::json::value* params, Reply reply) mutable {
+           static const boost::json::value kNull;
+           typename M::Params p{};
+           proto::ReadContext ctx;
+           if (!proto::read_value(params ? *params : kNull, p, ctx)) {
+             reply.error(static_cast<int>(proto::ErrorCode::invalid_params), ctx.message("params"));
+             return;
+           }
+           f(p, std::move(reply));
+         });
+}
+
+template <class M, class F>
+void Session::serve_notification(F f) {
+  handle_notification(std::string(M::kName),
+                      [this, f = std::move(f)](const boost::json::value* params) mutable {
+                        static const boost::json::value kNull;
+                        typename M::Params p{};
+                        proto::ReadContext ctx;
+                        if (!proto::read_value(params ? *params : kNull, p, ctx)) {
+                          report(std::string(M::kName) + ": " + ctx.message("params") +
+                                 "; the notification was ignored");
+                          return;
+                        }
+                        f(p);
+                      });
+}
+
+}  // namespace escouade::rpc

@@ -1,0 +1,311 @@
+#include "rpc/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace escouade::rpc {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest()
+      : session_(std::make_unique<Session>(
+            io_.get_executor(), [this](std::string line) { lines_.push_back(std::move(line)); },
+            [this](std::string_view s) { reports_.emplace_back(s); })) {}
+
+  Session& session() { return *session_; }
+
+  // The one line sent since the last call, parsed.
+  json::value only_line() {
+    EXPECT_EQ(lines_.size(), 1u);
+    if (lines_.empty()) return nullptr;
+    std::string line = lines_.front();
+    lines_.clear();
+    EXPECT_EQ(line.back(), '\n');
+    return json::parse(line);
+  }
+
+  bool reported(std::string_view part) const {
+    for (const auto& r : reports_) {
+      if (r.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  // Runs the loop until `done` holds; the deadline is only a safety net.
+  template <class P>
+  void run_until(P done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(done());
+  }
+
+  asio::io_context io_;
+  std::vector<std::string> lines_;
+  std::vector<std::string> reports_;
+  std::unique_ptr<Session> session_;
+};
+
+TEST_F(SessionTest, RequestIsAnsweredWithItsIdAndType) {
+  session().handle("echo", [](const json::value* params, Reply reply) {
+    reply.result(params ? *params : json::value(nullptr));
+  });
+  session().feed_line(R"({"jsonrpc":"2.0","id":"a7","method":"echo","params":{"x":1}})");
+  auto v = only_line();
+  EXPECT_EQ(v.at("id"), json::value("a7"));
+  EXPECT_EQ(v.at("result"), json::parse(R"({"x":1})"));
+  session().feed_line(R"({"jsonrpc":"2.0","id":7,"method":"echo"})");
+  v = only_line();
+  EXPECT_EQ(v.at("id"), json::value(7));
+  EXPECT_TRUE(v.at("result").is_null());
+}
+
+TEST_F(SessionTest, UnservedMethodIsAnswered32601AndReported) {
+  session().feed_line(R"({"jsonrpc":"2.0","id":3,"method":"files/delete","params":{}})");
+  auto v = only_line();
+  EXPECT_EQ(v.at("error").at("code"), json::value(-32601));
+  EXPECT_EQ(v.at("id"), json::value(3));
+  EXPECT_TRUE(reported("asked for files/delete, which is not served; answered -32601"));
+}
+
+TEST_F(SessionTest, UnservedNotificationIsReportedNotAnswered) {
+  session().feed_line(R"({"jsonrpc":"2.0","method":"telemetry/ping"})");
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_TRUE(reported("sent the notification telemetry/ping, which is not served"));
+}
+
+TEST_F(SessionTest, ReplyDroppedUnansweredSendsInternal) {
+  session().handle("forgetful", [](const json::value*, Reply) {});
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"forgetful"})");
+  auto v = only_line();
+  EXPECT_EQ(v.at("error").at("code"), json::value(-32603));
+  EXPECT_TRUE(reported("forgetful: the handler gave no answer"));
+}
+
+TEST_F(SessionTest, SecondAnswerIsIgnored) {
+  session().handle("twice", [](const json::value*, Reply reply) {
+    reply.result(1);
+    reply.result(2);
+    reply.error(-1, "no");
+  });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"twice"})");
+  EXPECT_EQ(only_line().at("result"), json::value(1));
+}
+
+TEST_F(SessionTest, AnswerMayComeLater) {
+  session().handle("slow", [this](const json::value*, Reply reply) {
+    asio::post(io_, [r = std::make_shared<Reply>(std::move(reply))] { r->result("done"); });
+  });
+  session().feed_line(R"({"jsonrpc":"2.0","id":9,"method":"slow"})");
+  EXPECT_TRUE(lines_.empty());
+  run_until([&] { return !lines_.empty(); });
+  EXPECT_EQ(only_line().at("result"), json::value("done"));
+}
+
+TEST_F(SessionTest, BatchIsAnsweredByOneBatchOnceEveryAnswerIsIn) {
+  std::vector<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.push_back(std::move(reply)); });
+  session().handle("now", [](const json::value*, Reply reply) { reply.result("now"); });
+  session().handle_notification("note", [](const json::value*) {});
+  session().feed_line(
+      R"([{"jsonrpc":"2.0","id":1,"method":"hold"},{"jsonrpc":"2.0","method":"note"},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"now"},5,{"jsonrpc":"2.0","id":3,"method":"nope"}])");
+  EXPECT_TRUE(lines_.empty()) << "a batch goes out whole";
+  ASSERT_EQ(held.size(), 1u);
+  held[0].result("held");
+  auto v = only_line();
+  ASSERT_TRUE(v.is_array());
+  ASSERT_EQ(v.as_array().size(), 4u);  // hold, now, the invalid 5, nope
+  std::map<std::string, json::value> by_id;
+  for (auto& a : v.as_array())
+    by_id[json::serialize(a.at("id"))] = a;
+  EXPECT_EQ(by_id["1"].at("result"), json::value("held"));
+  EXPECT_EQ(by_id["2"].at("result"), json::value("now"));
+  EXPECT_EQ(by_id["3"].at("error").at("code"), json::value(-32601));
+  EXPECT_EQ(by_id["null"].at("error").at("code"), json::value(-32600));
+}
+
+TEST_F(SessionTest, BatchOfNotificationsGetsNoLine) {
+  int heard = 0;
+  session().handle_notification("note", [&](const json::value*) { ++heard; });
+  session().feed_line(R"([{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"2.0","method":"note"}])");
+  EXPECT_EQ(heard, 2);
+  EXPECT_TRUE(lines_.empty());
+}
+
+TEST_F(SessionTest, GarbageIsAnsweredAndQuotedIn200Characters) {
+  const std::string garbage = "starting up... " + std::string(1000, 'x');
+  session().feed_line(garbage);
+  auto v = only_line();
+  EXPECT_EQ(v.at("error").at("code"), json::value(-32700));
+  EXPECT_TRUE(v.at("id").is_null());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_NE(reports_[0].find("sent a line that is not JSON"), std::string::npos);
+  EXPECT_NE(reports_[0].find(garbage.substr(0, 200) + "…"), std::string::npos);
+  EXPECT_EQ(reports_[0].find(garbage.substr(0, 201)), std::string::npos);
+}
+
+TEST_F(SessionTest, BrokenAnswerIsReportedNotAnswered) {
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}})");
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_TRUE(reported("not JSON-RPC 2.0"));
+}
+
+TEST_F(SessionTest, CallGetsItsResult) {
+  std::optional<CallOutcome> got;
+  auto id = session().call("initialize", json::parse(R"({"protocolVersion":1})"),
+                           std::chrono::seconds(10), [&](CallOutcome o) { got = std::move(o); });
+  auto sent = only_line();
+  EXPECT_EQ(sent.at("id"), json::value(id));
+  EXPECT_EQ(sent.at("method"), json::value("initialize"));
+  EXPECT_EQ(session().calls_in_flight(), 1u);
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                      R"(,"result":{"protocolVersion":1}})");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->kind, CallOutcome::Kind::result);
+  EXPECT_EQ(got->result.at("protocolVersion"), json::value(1));
+  EXPECT_EQ(session().calls_in_flight(), 0u);
+}
+
+TEST_F(SessionTest, CallGetsThePeersError) {
+  std::optional<CallOutcome> got;
+  auto id = session().call("x/y", std::nullopt, std::chrono::seconds(10),
+                           [&](CallOutcome o) { got = std::move(o); });
+  lines_.clear();
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                      R"(,"error":{"code":-32601,"message":"nope"}})");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->kind, CallOutcome::Kind::error);
+  EXPECT_EQ(got->error.code, -32601);
+}
+
+TEST_F(SessionTest, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
+  int calls = 0;
+  std::optional<CallOutcome> got;
+  auto id = session().call("permissions/decide", json::parse("{}"), std::chrono::milliseconds(20),
+                           [&](CallOutcome o) {
+                             ++calls;
+                             got = std::move(o);
+                           });
+  run_until([&] { return got.has_value(); });
+  EXPECT_EQ(got->kind, CallOutcome::Kind::timeout);
+  EXPECT_TRUE(reported("permissions/decide: no answer within 20 ms"));
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                      R"(,"result":{"decision":"deny"}})");
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(reported("permissions/decide: an answer came"));
+  EXPECT_TRUE(reported("past its delay; it was ignored"));
+}
+
+TEST_F(SessionTest, AnswerToNothingIsReported) {
+  session().feed_line(R"({"jsonrpc":"2.0","id":999,"result":1})");
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_TRUE(reported("sent an answer to no call in flight (id 999)"));
+}
+
+TEST_F(SessionTest, CloseCompletesCallsInFlightAndStopsEverything) {
+  std::vector<CallOutcome::Kind> kinds;
+  session().call("a", std::nullopt, std::chrono::seconds(10),
+                 [&](CallOutcome o) { kinds.push_back(o.kind); });
+  session().call("b", std::nullopt, std::chrono::seconds(10),
+                 [&](CallOutcome o) { kinds.push_back(o.kind); });
+  lines_.clear();
+  session().close();
+  EXPECT_EQ(kinds,
+            (std::vector<CallOutcome::Kind>{CallOutcome::Kind::closed, CallOutcome::Kind::closed}));
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"x"})");
+  session().notify("log", std::nullopt);
+  EXPECT_TRUE(lines_.empty());
+  session().close();  // idempotent
+  EXPECT_EQ(kinds.size(), 2u);
+}
+
+TEST_F(SessionTest, ReplyOutlivingItsSessionIsHarmless) {
+  std::optional<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
+  session_.reset();
+  held->result(1);
+  EXPECT_TRUE(lines_.empty());
+}
+
+TEST_F(SessionTest, TypedHandlerChecksParamsAgainstTheSchema) {
+  std::vector<std::string> keys;
+  session().serve<proto::method::SecretsGet>([&](const proto::SecretsGetParams& p, Reply reply) {
+    keys.push_back(p.key);
+    reply.result(nullptr);
+  });
+  session().feed_line(
+      R"({"jsonrpc":"2.0","id":1,"method":"secrets/get","params":{"key":"token"}})");
+  EXPECT_TRUE(only_line().at("result").is_null());
+  session().feed_line(R"({"jsonrpc":"2.0","id":2,"method":"secrets/get","params":{"key":5}})");
+  auto v = only_line();
+  EXPECT_EQ(v.at("error").at("code"), json::value(-32602));
+  EXPECT_EQ(v.at("error").at("message"),
+            json::value("params.key: expected a string, got an integer"));
+  EXPECT_EQ(keys, std::vector<std::string>{"token"});
+}
+
+TEST_F(SessionTest, TypedNotificationWithBadParamsIsReported) {
+  std::vector<std::string> messages;
+  session().serve_notification<proto::method::Log>(
+      [&](const proto::LogParams& p) { messages.push_back(p.message); });
+  session().feed_line(
+      R"({"jsonrpc":"2.0","method":"log","params":{"level":"info","message":"hi"}})");
+  session().feed_line(
+      R"({"jsonrpc":"2.0","method":"log","params":{"level":"loud","message":"x"}})");
+  EXPECT_EQ(messages, std::vector<std::string>{"hi"});
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_TRUE(reported("log: params.level: \"loud\" is not one of debug, info, warn, error"));
+}
+
+TEST_F(SessionTest, AnswerThatIsNotUtf8BecomesInternal) {
+  session().handle("bytes", [](const json::value*, Reply reply) { reply.result("\xC3"); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"bytes"})");
+  EXPECT_EQ(only_line().at("error").at("code"), json::value(-32603));
+}
+
+TEST_F(SessionTest, CoroutineCall) {
+  std::optional<CallOutcome> got;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        got = co_await session().async_call("settings/get", json::parse("{}"),
+                                            std::chrono::seconds(10), asio::use_awaitable);
+      },
+      asio::detached);
+  run_until([&] { return !lines_.empty(); });
+  auto sent = only_line();
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + json::serialize(sent.at("id")) +
+                      R"(,"result":{"a":1}})");
+  run_until([&] { return got.has_value(); });
+  EXPECT_EQ(got->result.at("a"), json::value(1));
+}
+
+TEST(DefaultTimeout, ComesFromTheSchema) {
+  EXPECT_EQ(default_timeout("permissions/decide"), std::chrono::milliseconds(500));
+  EXPECT_EQ(default_timeout("initialize"), std::chrono::milliseconds(10000));
+  EXPECT_EQ(default_timeout("shutdown"), std::chrono::milliseconds(1000));
+  EXPECT_EQ(default_timeout("agent/attach"), std::chrono::milliseconds(5000));
+}
+
+}  // namespace
+}  // namespace escouade::rpc
