@@ -227,7 +227,8 @@ void Session::notify(std::string_view method, std::optional<json::value> params)
 }
 
 std::int64_t Session::call(std::string_view method, std::optional<json::value> params,
-                           std::chrono::milliseconds timeout, CallDone done) {
+                           std::chrono::milliseconds timeout, CallDone done,
+                           std::optional<std::chrono::milliseconds> named_delay) {
   const std::int64_t id = next_id_++;
   CallOutcome refused;
   refused.kind = CallOutcome::Kind::closed;
@@ -245,7 +246,7 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
   }
   auto p = std::make_unique<Pending>(executor_);
   p->method = std::string(method);
-  p->timeout = timeout;
+  p->timeout = named_delay.value_or(timeout);
   p->start = std::chrono::steady_clock::now();
   p->done = std::move(done);
   p->timer.expires_after(timeout);

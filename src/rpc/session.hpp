@@ -91,8 +91,11 @@ class Session {
   // Sends a request; `done` is called exactly once, on this executor: with the answer, or
   // with timeout once `timeout` has passed (a later answer is then ignored and reported), or
   // with closed when the session closes first. Returns the request's id.
+  // `named_delay`, when given, is the delay the journal names on a timeout (the call's whole
+  // delay, when part of it was spent in a queue before).
   std::int64_t call(std::string_view method, std::optional<boost::json::value> params,
-                    std::chrono::milliseconds timeout, CallDone done);
+                    std::chrono::milliseconds timeout, CallDone done,
+                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
 
   // The same, for coroutines: co_await session.async_call(..., asio::use_awaitable).
   template <class Token>

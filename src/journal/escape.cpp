@@ -1,0 +1,88 @@
+#include "journal/escape.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "base/utf8.hpp"
+
+namespace escouade {
+namespace {
+
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // …
+constexpr char kHex[] = "0123456789ABCDEF";
+
+// The length of the well-formed UTF-8 character that starts `s` (not empty, first byte not
+// ASCII), or 0 when its first byte starts none.
+std::size_t multibyte_char_length(std::string_view s) noexcept {
+  auto lead = static_cast<unsigned char>(s[0]);
+  std::size_t len = (lead >= 0xC2 && lead <= 0xDF)   ? 2
+                    : (lead >= 0xE0 && lead <= 0xEF) ? 3
+                    : (lead >= 0xF0 && lead <= 0xF4) ? 4
+                                                     : 0;
+  if (len == 0 || len > s.size()) return 0;
+  return is_valid_utf8(s.substr(0, len)) ? len : 0;
+}
+
+// One character of the input and what the journal writes for it.
+struct Piece {
+  std::size_t input_bytes = 1;
+  std::string_view text;
+};
+
+// The escape of the character that starts `s` (not empty); `buf` holds it when it is not a slice
+// of `s`.
+Piece escape_first_char(std::string_view s, char (&buf)[6]) noexcept {
+  auto c = static_cast<unsigned char>(s[0]);
+  auto hex = [&buf](char kind, unsigned value, std::size_t digits) {
+    buf[0] = '\\';
+    buf[1] = kind;
+    for (std::size_t i = 0; i < digits; ++i) {
+      buf[2 + i] = kHex[(value >> (4 * (digits - 1 - i))) & 0xF];
+    }
+    return std::string_view(buf, 2 + digits);
+  };
+  if (c < 0x80) {
+    if (c == '\n') return {1, "\\n"};
+    if (c == '\r') return {1, "\\r"};
+    if ((c < 0x20 && c != '\t') || c == 0x7F) return {1, hex('x', c, 2)};
+    return {1, s.substr(0, 1)};
+  }
+  std::size_t len = multibyte_char_length(s);
+  if (len == 0) return {1, hex('x', c, 2)};
+  auto c1 = static_cast<unsigned char>(s[1]);
+  if (c == 0xC2 && c1 <= 0x9F) return {2, hex('u', c1, 4)};  // U+0080..U+009F
+  if (c == 0xE2 && c1 == 0x80) {
+    auto c2 = static_cast<unsigned char>(s[2]);
+    if (c2 == 0xA8) return {3, "\\u2028"};
+    if (c2 == 0xA9) return {3, "\\u2029"};
+  }
+  return {len, s.substr(0, len)};
+}
+
+}  // namespace
+
+std::size_t append_escaped_for_journal(std::string& out, std::string_view s, std::size_t max_chars,
+                                       std::size_t max_bytes) {
+  // A hint only: escapes can make the text longer.
+  out.reserve(out.size() + std::min({s.size(), max_bytes, max_chars}));
+  const std::size_t start = out.size();
+  std::size_t taken = 0;
+  char buf[6];
+  for (std::size_t chars = 0; taken < s.size() && chars < max_chars; ++chars) {
+    Piece piece = escape_first_char(s.substr(taken), buf);
+    if (out.size() - start + piece.text.size() > max_bytes) break;
+    out += piece.text;
+    taken += piece.input_bytes;
+  }
+  return taken;
+}
+
+std::string quote_for_journal(std::string_view s, std::size_t max_chars) {
+  std::string out;
+  std::size_t taken =
+      append_escaped_for_journal(out, s, max_chars, std::numeric_limits<std::size_t>::max());
+  if (taken < s.size()) out += kEllipsis;
+  return out;
+}
+
+}  // namespace escouade
