@@ -99,6 +99,17 @@ Result<std::string> encode(const Message& message) {
   return finish_line(std::move(out));
 }
 
+Result<std::string> encode_notification(std::string_view method, const json::value& params) {
+  std::string out;
+  out.reserve(256);
+  out += R"({"jsonrpc":"2.0","method":)";
+  append_string(out, method);
+  out += R"(,"params":)";
+  append_json(out, params);
+  out += '}';
+  return finish_line(std::move(out));
+}
+
 Result<std::string> encode_batch(std::span<const Message> messages) {
   if (messages.empty()) {
     return Error{static_cast<int>(ErrorCode::internal), "an empty batch is never sent"};

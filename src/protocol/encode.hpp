@@ -17,6 +17,10 @@ namespace escouade::proto {
 // not valid UTF-8.
 Result<std::string> encode(const Message& message);
 
+// The line for a notification, without copying its params: what a fact sent to many plugins
+// is encoded with, once.
+Result<std::string> encode_notification(std::string_view method, const boost::json::value& params);
+
 // The line for a batch: a JSON array of the messages, '\n' included. An empty batch is refused:
 // JSON-RPC 2.0 sends nothing at all when a batch has no answer.
 Result<std::string> encode_batch(std::span<const Message> messages);

@@ -62,6 +62,14 @@ TEST(Encode, InvalidUtf8IsRefused) {
   EXPECT_FALSE(encode(Message::response(json::value("\x80"), 1)));
 }
 
+TEST(Encode, NotificationWithoutCopyingItsParams) {
+  const json::value params = json::parse(R"({"name":"agent.status","seq":3,"data":{"x":"\n"}})");
+  auto line = encode_notification("events/fact", params);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(*line, *encode(Message::notification("events/fact", params)));
+  EXPECT_FALSE(encode_notification("log", json::value("\xC3")));
+}
+
 TEST(Encode, BatchIsOneArrayLine) {
   std::vector<Message> batch{Message::response(1, 2), Message::notification("n")};
   auto line = encode_batch(batch);

@@ -226,6 +226,11 @@ void Session::notify(std::string_view method, std::optional<json::value> params)
   core_->send(std::move(*line));
 }
 
+void Session::send_encoded(std::string_view line) {
+  if (core_->closed) return;
+  core_->send(std::string(line));
+}
+
 std::int64_t Session::call(std::string_view method, std::optional<json::value> params,
                            std::chrono::milliseconds timeout, CallDone done,
                            std::optional<std::chrono::milliseconds> named_delay) {

@@ -87,6 +87,9 @@ class Session {
 
   // Sends a notification.
   void notify(std::string_view method, std::optional<boost::json::value> params);
+  // Sends a line already encoded (proto::encode, '\n' included): one message serialized once
+  // for many sessions.
+  void send_encoded(std::string_view line);
 
   // Sends a request; `done` is called exactly once, on this executor: with the answer, or
   // with timeout once `timeout` has passed (a later answer is then ignored and reported), or

@@ -1,0 +1,57 @@
+#pragma once
+
+// escouade-host's side of the conversation with the app: JSON-RPC 2.0 on its stdin and stdout,
+// one message per line, through the same codec and rpc session plugins are spoken to with.
+// The host/* methods are bound here onto a Host; docs/host-protocol.md describes them.
+//
+// Thread: the io_context's single thread.
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "host/host.hpp"
+#include "protocol/framing.hpp"
+#include "rpc/session.hpp"
+
+namespace escouade::app {
+
+class AppServer {
+ public:
+  // Reads requests from `in_fd` and writes answers and notifications to `out_fd` (both taken
+  // over). `stopped` is called once the host has closed (host/shutdown, or the input's end).
+  AppServer(boost::asio::io_context& io, int in_fd, int out_fd, std::function<void()> stopped);
+
+  // Binds the host/* methods on `host`; call once, before start().
+  void bind(host::Host& host);
+  void start();
+  // What the host reports on its own: host/statusChanged.
+  void status_changed(const supervisor::Status& s);
+  // Whether everything written to the app has gone out.
+  bool drained() const noexcept { return pending_.empty() && !writing_; }
+
+ private:
+  void read();
+  void write(std::string line);
+  void write_next();
+  void close_host();
+
+  boost::asio::io_context& io_;
+  boost::asio::posix::stream_descriptor in_;
+  boost::asio::posix::stream_descriptor out_;
+  std::function<void()> stopped_;
+  host::Host* host_ = nullptr;
+  rpc::Session session_;
+  proto::LineFramer framer_;
+  std::array<char, 64 * 1024> buffer_{};
+  // What goes to the app: gathered while a write is in flight, then sent in one write.
+  std::string pending_;
+  std::string in_flight_;
+  bool writing_ = false;
+  bool closing_ = false;
+};
+
+}  // namespace escouade::app

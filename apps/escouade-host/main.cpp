@@ -1,0 +1,115 @@
+// escouade-host: the host as a program. An app drives it with JSON-RPC 2.0 on stdin/stdout,
+// one message per line (docs/host-protocol.md); its diagnostics go to stderr.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app_server.hpp"
+#include "host/host.hpp"
+#include "platform/process.hpp"
+#include "platform/reaper.hpp"
+#include "runtime/process_program.hpp"
+
+extern char** environ;
+
+namespace {
+
+std::filesystem::path default_data_dir() {
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : ".") / ".escouade";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace asio = boost::asio;
+  using namespace escouade;
+
+  CLI::App cli{
+      "escouade-host: runs Escouade's plugins; an app drives it with JSON-RPC 2.0 "
+      "on stdin and stdout (host/* methods, see docs/host-protocol.md)"};
+  std::string data_dir = default_data_dir().string();
+  std::string lang = "en";
+  std::string escouade_version = "2.1.1";
+  std::uint64_t memory_limit_mb = 1024;
+  cli.add_option("--data-dir", data_dir, "Where journals are kept (plugin-logs/)")
+      ->capture_default_str();
+  cli.add_option("--lang", lang, "The interface's language, given to plugins")
+      ->capture_default_str();
+  cli.add_option("--escouade-version", escouade_version, "Escouade's version, given to plugins")
+      ->capture_default_str();
+  cli.add_option("--memory-limit-mb", memory_limit_mb,
+                 "A plugin past this resident memory (its whole process tree) is stopped")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(cli, argc, argv);
+
+  // A plugin that closes its input must not kill the host with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  // The watchdog that ends every plugin's tree if this process dies: forked before any thread.
+  auto reaper = platform::start_reaper();
+  if (!reaper) {
+    std::cerr << "escouade-host: no watchdog for the plugins' processes: " << reaper.error().message
+              << "\n";
+    return 1;
+  }
+  // What a dead plugin leaves behind comes to this process, to be ended.
+  if (auto sub = platform::become_subreaper(); !sub) {
+    std::cerr << "escouade-host: " << sub.error().message << "\n";
+  }
+
+  asio::io_context io;
+  runtime::ProcessContext context;
+  context.reaper = &*reaper;
+  context.known_children.insert(reaper->pid());
+  runtime::ProcessProgramFactory programs(io.get_executor(), context);
+
+  host::HostConfig config;
+  config.data_dir = data_dir;
+  config.lang = lang;
+  config.escouade_version = escouade_version;
+  config.memory_limit_mb = memory_limit_mb;
+  for (char** e = environ; e && *e; ++e)
+    config.base_env.emplace_back(*e);
+  config.check_environment = manifest::process_environment();
+
+  asio::steady_timer idle(io);
+  std::function<void()> watch;
+  bool stopped = false;
+  const int in_fd = ::dup(STDIN_FILENO);
+  const int out_fd = ::dup(STDOUT_FILENO);
+  app::AppServer server(io, in_fd, out_fd, [&] {
+    stopped = true;
+    watch();
+  });
+  host::Host host(io.get_executor(), config, programs,
+                  [&](const supervisor::Status& s) { server.status_changed(s); });
+  server.bind(host);
+  server.start();
+
+  // Once the host has closed, runs until the last answer has gone out to the app.
+  watch = [&] {
+    idle.expires_after(std::chrono::milliseconds(5));
+    idle.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      if (stopped && server.drained()) {
+        io.stop();
+        return;
+      }
+      watch();
+    });
+  };
+  io.run();
+  reaper->close();
+  return 0;
+}

@@ -1,0 +1,285 @@
+// The host with real plugin processes (tests/fixtures/fixture_plugin, a tiny C++ plugin):
+//   call    a call host -> plugin -> host through the C++ API, round trip p50/p99, calls/s
+//   app     the same call from an app through escouade-host (app -> host -> plugin and back)
+//   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins
+//   cold    cold start: from the activating fact to initialize answered
+//   idle    the host's memory per loaded, idle plugin
+// Prints one JSON object a measure. Compare with bench_pipe_floor --json, run beside it.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/host.hpp"
+#include "platform/process.hpp"
+#include "platform/reaper.hpp"
+#include "runtime/process_program.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace escouade;
+
+fs::path g_root;
+
+fs::path make_plugin(const std::string& id) {
+  fs::path dir = g_root / id;
+  fs::create_directories(dir);
+  fs::copy_file(ESCOUADE_FIXTURE_PLUGIN, dir / "plugin", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "mode") << "good\n";
+  std::ofstream(dir / "escouade-plugin.json")
+      << R"({"id":")" << id
+      << R"(","version":"1.0.0","name":"bench","run":{"command":["./plugin"]},)"
+         R"("activation":["event:agent.status"],"permissions":{"events":["agent.status"]}})";
+  return dir;
+}
+
+json::value payload() {
+  // About 400 bytes on the wire, like a typical fact.
+  return json::object{
+      {"ticket",
+       json::object{
+           {"id", "t-19"}, {"key", "ESC-12"}, {"title", "Retry failed invoices after a timeout"}}},
+      {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}},
+      {"data",
+       json::object{
+           {"from", "todo"}, {"to", "doing"}, {"by", "user"}, {"note", std::string(180, 'n')}}}};
+}
+
+json::value fact(std::int64_t seq) {
+  return json::object{
+      {"name", "agent.status"},
+      {"version", 1},
+      {"seq", seq},
+      {"at", "2026-11-29T09:12:05Z"},
+      {"project", json::object{{"id", "p1"}, {"name", "billing"}, {"private", false}}},
+      {"data",
+       json::object{{"status", "working"}, {"was", "idle"}, {"note", std::string(200, 'x')}}}};
+}
+
+double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+struct Rig {
+  asio::io_context io;
+  runtime::ProcessContext context;
+  runtime::ProcessProgramFactory programs{io.get_executor(), context};
+  std::unique_ptr<host::Host> host;
+  fs::path data = g_root / "data";
+
+  Rig() {
+    host::HostConfig c;
+    c.data_dir = data;
+    c.base_env = {"PATH=/usr/bin:/bin"};
+    host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
+  }
+  ~Rig() {
+    bool done = false;
+    host->shutdown([&] { done = true; });
+    while (!done)
+      io.run_one();
+  }
+  std::string add(const std::string& id) {
+    auto l = host->load(make_plugin(id));
+    if (!l) throw std::runtime_error(l.error().message);
+    (void)host->enable(id, host::Project{"p1", "billing", false, {}});
+    return id;
+  }
+  json::value call(const std::string& id, const std::string& method, json::value params) {
+    std::optional<Result<json::value>> out;
+    host->call(id, method, std::move(params), std::nullopt,
+               [&](Result<json::value> r) { out = std::move(r); });
+    while (!out)
+      io.run_one();
+    if (!*out) throw std::runtime_error(out->error().message);
+    return **out;
+  }
+};
+
+void bench_call(int iterations) {
+  Rig rig;
+  auto id = rig.add("dev.bench.call");
+  const json::value p = payload();
+  for (int i = 0; i < 1000; ++i)
+    rig.call(id, "test/echo", p);
+  std::vector<double> us;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    rig.call(id, "test/echo", p);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "{\"bench\":\"host_call_api\",\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+      "\"calls_per_s\":%.0f}\n",
+      iterations, pct(us, 0.5), pct(us, 0.99), iterations / s);
+}
+
+void bench_facts(int plugins, int facts) {
+  Rig rig;
+  std::vector<std::string> ids;
+  for (int i = 0; i < plugins; ++i)
+    ids.push_back(rig.add("dev.bench.facts" + std::to_string(i)));
+  for (auto& id : ids)
+    rig.call(id, "test/echo", json::object{});  // all running
+  const auto t0 = Clock::now();
+  for (int seq = 1; seq <= facts; ++seq) {
+    (void)rig.host->publish(fact(seq));
+    if (seq % 256 == 0) rig.io.poll();  // let the writes go out as the app would
+  }
+  // Each plugin has read them all when its test/facts answer (queued behind them) comes.
+  std::size_t heard = 0;
+  for (auto& id : ids)
+    heard += rig.call(id, "test/facts", json::object{}).as_array().size();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "{\"bench\":\"host_facts\",\"plugins\":%d,\"facts\":%d,\"delivered\":%zu,"
+      "\"facts_per_s\":%.0f,\"deliveries_per_s\":%.0f}\n",
+      plugins, facts, heard, facts / s, static_cast<double>(heard) / s);
+}
+
+void bench_cold(int starts) {
+  Rig rig;
+  auto id = rig.add("dev.bench.cold");
+  std::vector<double> ms;
+  for (int i = 0; i < starts; ++i) {
+    (void)rig.host->load(g_root / id);  // a fresh supervisor: idle, nothing runs
+    const auto a = Clock::now();
+    rig.call(id, "test/echo", json::object{});  // starts it: spawn, initialize, one call
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    bool done = false;
+    rig.host->shutdown([&] { done = true; });
+    while (!done)
+      rig.io.run_one();
+  }
+  std::printf("{\"bench\":\"cold_start\",\"starts\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f}\n", starts,
+              pct(ms, 0.5), pct(ms, 0.99));
+}
+
+long resident_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+void bench_idle(int plugins) {
+  Rig rig;
+  rig.add("dev.bench.idle.warm");
+  const long before = resident_kb();
+  for (int i = 0; i < plugins; ++i)
+    rig.add("dev.bench.idle" + std::to_string(i));
+  const long after = resident_kb();
+  std::printf("{\"bench\":\"idle_plugin_memory\",\"plugins\":%d,\"kb_per_plugin\":%.1f}\n", plugins,
+              static_cast<double>(after - before) / plugins);
+}
+
+// The app's view: escouade-host as a child, host/call over its stdin and stdout.
+void bench_app(int iterations) {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+  std::string bin = ESCOUADE_HOST_BINARY, dd = "--data-dir", ddv = (g_root / "appdata").string();
+  char* argv[] = {bin.data(), dd.data(), ddv.data(), nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv, environ))
+    throw std::runtime_error("spawn");
+  close(to[0]);
+  close(from[1]);
+  std::string buf;
+  auto roundtrip = [&](const std::string& line) {
+    std::string l = line + "\n";
+    if (write(to[1], l.data(), l.size()) != static_cast<ssize_t>(l.size()))
+      throw std::runtime_error("write");
+    for (;;) {
+      auto nl = buf.find('\n');
+      if (nl != std::string::npos) {
+        std::string got = buf.substr(0, nl);
+        buf.erase(0, nl + 1);
+        if (got.find("\"method\"") == std::string::npos) return got;  // skip notifications
+        continue;
+      }
+      char b[65536];
+      ssize_t n = read(from[0], b, sizeof b);
+      if (n <= 0) throw std::runtime_error("escouade-host ended");
+      buf.append(b, static_cast<std::size_t>(n));
+    }
+  };
+  auto dir = make_plugin("dev.bench.app");
+  roundtrip(R"({"jsonrpc":"2.0","id":1,"method":"host/load","params":{"folder":")" + dir.string() +
+            "\"}}");
+  roundtrip(
+      R"({"jsonrpc":"2.0","id":2,"method":"host/enable","params":{"id":"dev.bench.app","project":{"id":"p1","name":"b","private":false}}})");
+  const std::string call =
+      R"({"jsonrpc":"2.0","id":3,"method":"host/call","params":{"id":"dev.bench.app","method":"test/echo","params":)" +
+      json::serialize(payload()) + "}}";
+  for (int i = 0; i < 1000; ++i)
+    roundtrip(call);
+  std::vector<double> us;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    roundtrip(call);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "{\"bench\":\"host_call_app\",\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+      "\"calls_per_s\":%.0f}\n",
+      iterations, pct(us, 0.5), pct(us, 0.99), iterations / s);
+  close(to[1]);
+  int status;
+  waitpid(pid, &status, 0);
+  close(from[0]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "all";
+  char templ[] = "/tmp/escouade-bench-XXXXXX";
+  g_root = mkdtemp(templ);
+  (void)platform::become_subreaper();
+  try {
+    if (which == "all" || which == "call") bench_call(20000);
+    if (which == "all" || which == "app") bench_app(20000);
+    if (which == "all" || which == "facts") {
+      bench_facts(1, 200000);
+      bench_facts(10, 50000);
+    }
+    if (which == "all" || which == "cold") bench_cold(20);
+    if (which == "all" || which == "idle") bench_idle(200);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_host: %s\n", e.what());
+    fs::remove_all(g_root);
+    return 1;
+  }
+  fs::remove_all(g_root);
+  return 0;
+}

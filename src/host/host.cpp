@@ -1,0 +1,285 @@
+#include "host/host.hpp"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/json/serialize.hpp>
+#include <memory>
+#include <utility>
+
+#include "protocol/encode.hpp"
+#include "protocol/gen/errors.hpp"
+#include "protocol/gen/methods.hpp"
+#include "rpc/session.hpp"
+
+namespace escouade::host {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using proto::ErrorCode;
+
+namespace {
+
+constexpr int kInvalidParams = static_cast<int>(ErrorCode::invalid_params);
+constexpr int kFailed = static_cast<int>(ErrorCode::failed);
+constexpr auto kShutdownWindow = std::chrono::seconds(1);  // for all plugins together
+
+Error no_such_plugin(std::string_view id) {
+  return Error{kInvalidParams, "no plugin " + std::string(id) + " is loaded"};
+}
+
+std::optional<std::string> run_name(manifest::RunKind k) {
+  switch (k) {
+    case manifest::RunKind::command:
+      return "command";
+    case manifest::RunKind::js:
+      return "js";
+    case manifest::RunKind::wasm:
+      return "wasm";
+    case manifest::RunKind::none:
+      break;
+  }
+  return std::nullopt;
+}
+
+bool names(const std::vector<manifest::EventSelector>& selectors, std::string_view fact) {
+  return std::any_of(selectors.begin(), selectors.end(),
+                     [&](const auto& s) { return s.matches(fact); });
+}
+
+}  // namespace
+
+std::string attached_agent(const json::value& params) {
+  const json::object* o = params.if_object();
+  if (!o) return {};
+  if (const json::value* a = o->if_contains("agent")) {
+    if (a->is_string()) return std::string(a->get_string());
+    if (const json::object* ao = a->if_object()) {
+      if (const json::value* id = ao->if_contains("id"); id && id->is_string()) {
+        return std::string(id->get_string());
+      }
+    }
+  }
+  if (const json::value* k = o->if_contains("key"); k && k->is_string()) {
+    return std::string(k->get_string());
+  }
+  return {};
+}
+
+Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFactory& programs,
+           StatusListener on_status)
+    : executor_(std::move(executor)),
+      config_(std::move(config)),
+      programs_(programs),
+      on_status_(std::move(on_status)) {}
+
+Host::~Host() {
+  // Supervisors first: they end their programs and write to their journals.
+  for (auto& [id, p] : plugins_)
+    p->supervisor.reset();
+}
+
+Host::Plugin* Host::find(std::string_view id) {
+  auto it = plugins_.find(id);
+  return it == plugins_.end() ? nullptr : it->second.get();
+}
+
+const Host::Plugin* Host::find(std::string_view id) const {
+  auto it = plugins_.find(id);
+  return it == plugins_.end() ? nullptr : it->second.get();
+}
+
+supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m) const {
+  supervisor::SupervisorConfig c;
+  c.id = m.id;
+  c.version = m.version;
+  // Processes only for now; run.js and run.wasm come with the sandbox.
+  c.runnable = m.run.kind == manifest::RunKind::command && !m.activation.empty();
+  c.program.plugin_id = m.id;
+  c.program.folder = m.folder;
+  c.program.command = m.run.command;
+  for (const auto& kv : config_.base_env) {
+    if (kv.rfind("ESCOUADE_", 0) != 0) c.program.env.push_back(kv);
+  }
+  c.program.env.push_back("ESCOUADE_PLUGIN_ID=" + m.id);
+  c.program.env.push_back("ESCOUADE_PLUGIN_API=" + std::to_string(proto::kProtocolVersion));
+  c.program.env.push_back("ESCOUADE_VERSION=" + config_.escouade_version);
+  c.escouade_version = config_.escouade_version;
+  c.lang = config_.lang;
+  // What this host serves today: batches both ways, log, attachments given again after a
+  // restart. secrets and settings are not served yet, so they are not announced.
+  c.capabilities = json::object{{"batch", true}, {"log", true}, {"attach", true}};
+  c.memory_limit_bytes = config_.memory_limit_mb * 1024 * 1024;
+  c.memory_period = config_.memory_period;
+  return c;
+}
+
+Result<Loaded> Host::load(const std::filesystem::path& folder) {
+  auto m = manifest::load_manifest(folder, config_.check_environment);
+  if (!m) return m.error();
+  const std::string id = m->id;
+  Plugin* p = find(id);
+  if (!p) {
+    auto fresh = std::make_unique<Plugin>();
+    JournalOptions jo;
+    jo.dir = config_.data_dir / "plugin-logs";
+    jo.plugin_id = id;
+    fresh->journal = std::make_unique<Journal>(std::move(jo));
+    p = fresh.get();
+    plugins_.emplace(id, std::move(fresh));
+    load_order_.push_back(id);
+  } else {
+    p->supervisor.reset();  // an update: its process ends, the next one starts from now's manifest
+  }
+  p->manifest = std::move(*m);
+  p->journal->info("loaded: version " + p->manifest.version + " from " +
+                   p->manifest.folder.string());
+  p->supervisor = std::make_unique<supervisor::Supervisor>(
+      executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_);
+  if (p->projects.empty()) p->supervisor->set_enabled(false);
+
+  Loaded out;
+  out.id = id;
+  out.version = p->manifest.version;
+  out.run = run_name(p->manifest.run.kind);
+  for (const auto& a : p->manifest.activation)
+    out.activation.push_back("event:" + a.text);
+  return out;
+}
+
+Result<void> Host::enable(std::string_view id, const Project& project) {
+  Plugin* p = find(id);
+  if (!p) return no_such_plugin(id);
+  const bool was_on = !p->projects.empty();
+  p->projects[project.id] = project;
+  if (!was_on) {
+    p->journal->info("switched on for " + project.name + " (" + project.id + ")");
+    p->supervisor->set_enabled(true);
+  }
+  return {};
+}
+
+Result<void> Host::disable(std::string_view id, std::string_view project_id) {
+  Plugin* p = find(id);
+  if (!p) return no_such_plugin(id);
+  auto it = p->projects.find(std::string(project_id));
+  if (it == p->projects.end()) return {};
+  p->journal->info("switched off for " + it->second.name + " (" + it->second.id + ")");
+  const std::string name = it->second.name;
+  p->projects.erase(it);
+  // Switched off: its process is stopped; it starts again by activation where it is still on.
+  if (p->projects.empty()) {
+    p->supervisor->set_enabled(false);
+  } else {
+    p->supervisor->recycle("switched off for " + name);
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> Host::publish(const json::value& fact) {
+  const json::object* f = fact.if_object();
+  const json::value* name = f ? f->if_contains("name") : nullptr;
+  if (!name || !name->is_string()) {
+    return Error{kInvalidParams, "fact.name: a fact needs its name, a string"};
+  }
+  const std::string_view fact_name = name->get_string();
+  std::optional<std::string> project;
+  if (const json::value* pr = f->if_contains("project"); pr && pr->is_object()) {
+    if (const json::value* pid = pr->as_object().if_contains("id"); pid && pid->is_string()) {
+      project = std::string(pid->get_string());
+    }
+  }
+  // Serialized once, whatever the number of plugins it goes to.
+  std::shared_ptr<const std::string> line;
+  std::vector<std::string> delivered;
+  for (const auto& id : load_order_) {
+    Plugin& p = *plugins_.at(id);
+    if (p.projects.empty()) continue;
+    if (project && !p.projects.count(*project)) continue;  // not on for that project
+    const bool activates = names(p.manifest.activation, fact_name);
+    const bool hears = names(p.manifest.permissions.events, fact_name);
+    if (!activates && !hears) continue;
+    if (!line) {
+      auto encoded = proto::encode_notification("events/fact", fact);
+      if (!encoded) return Error{kInvalidParams, "fact: " + encoded.error().message};
+      line = std::make_shared<const std::string>(std::move(*encoded));
+    }
+    if (p.supervisor->notify_encoded("events/fact", line, activates)) delivered.push_back(id);
+  }
+  return delivered;
+}
+
+void Host::call(std::string_view id, const std::string& method, std::optional<json::value> params,
+                std::optional<std::chrono::milliseconds> timeout, CallDone done) {
+  Plugin* p = find(id);
+  if (!p) {
+    asio::post(executor_, [done = std::move(done), e = no_such_plugin(id)] { done(e); });
+    return;
+  }
+  const auto delay = timeout.value_or(rpc::default_timeout(method));
+  auto finish = [done = std::move(done), plugin = std::string(id), method, delay,
+                 sup = p->supervisor.get()](rpc::CallOutcome o) {
+    switch (o.kind) {
+      case rpc::CallOutcome::Kind::result:
+        done(std::move(o.result));
+        return;
+      case rpc::CallOutcome::Kind::error:
+        done(Error{o.error.code, o.error.message});
+        return;
+      case rpc::CallOutcome::Kind::timeout:
+        done(
+            Error{kFailed, method + ": no answer within " + std::to_string(delay.count()) + " ms"});
+        return;
+      case rpc::CallOutcome::Kind::closed:
+        break;
+    }
+    auto st = sup->status();
+    std::string why = plugin + " is " + std::string(supervisor::to_string(st.state));
+    if (!st.reason.empty()) why += ": " + st.reason;
+    done(Error{kFailed, method + ": not answered: " + why});
+  };
+  if (method == "agent/attach" && params) {
+    const std::string agent = attached_agent(*params);  // before params is moved from
+    p->supervisor->attach(agent, std::move(*params), std::move(finish));
+    return;
+  }
+  p->supervisor->call(method, std::move(params), delay, std::move(finish));
+}
+
+Result<void> Host::restart(std::string_view id) {
+  Plugin* p = find(id);
+  if (!p) return no_such_plugin(id);
+  p->supervisor->restart();
+  return {};
+}
+
+Result<std::vector<supervisor::Status>> Host::status(std::optional<std::string_view> id) const {
+  std::vector<supervisor::Status> out;
+  if (id) {
+    const Plugin* p = find(*id);
+    if (!p) return no_such_plugin(*id);
+    out.push_back(p->supervisor->status());
+    return out;
+  }
+  for (const auto& pid : load_order_)
+    out.push_back(plugins_.at(pid)->supervisor->status());
+  return out;
+}
+
+Result<std::vector<std::string>> Host::journal(std::string_view id, std::size_t lines) const {
+  const Plugin* p = find(id);
+  if (!p) return no_such_plugin(id);
+  return p->journal->tail(lines);
+}
+
+void Host::shutdown(std::function<void()> done) {
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownWindow;
+  auto left = std::make_shared<std::size_t>(plugins_.size() + 1);
+  auto one_done = [left, done = std::move(done)]() {
+    if (--*left == 0 && done) done();
+  };
+  for (const auto& id : load_order_)
+    plugins_.at(id)->supervisor->shutdown(deadline, one_done);
+  one_done();
+}
+
+}  // namespace escouade::host

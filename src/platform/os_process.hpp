@@ -1,0 +1,67 @@
+#pragma once
+
+// Internal to src/platform: what the POSIX code (process_tree_posix.cpp, reaper_posix.cpp)
+// needs from each system, implemented in os_process_linux.cpp and os_process_macos.cpp.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace escouade::platform {
+
+// One row of the system's process table.
+struct ProcEntry {
+  int pid = 0;
+  int ppid = 0;
+  int pgid = 0;
+  uid_t uid = 0;
+  bool zombie = false;   // ended, not reaped yet
+  bool stopped = false;  // stopped by a signal (or traced)
+};
+
+// A snapshot of every process of the system (threads are not processes here). Processes that
+// end while it is read are left out.
+std::vector<ProcEntry> read_process_table();
+
+// The resident memory of one process, in bytes; 0 when it is gone or a zombie.
+std::uint64_t resident_bytes(int pid);
+
+// Whether the environment `pid` was started with holds `entry` ("K=V") exactly. False when it
+// cannot be read: gone, a zombie, another user's.
+bool environment_has(int pid, std::string_view entry);
+
+// Where the orphans of a process go when no subreaper takes them: true on macOS (launchd,
+// pid 1), where adopted_orphans_of looks for them; false on Linux, where the host is a
+// subreaper.
+#if defined(__APPLE__)
+inline constexpr bool kOrphansGoToInit = true;
+#else
+inline constexpr bool kOrphansGoToInit = false;
+#endif
+
+// Closes every descriptor from 3 up, except `keep` and `also_keep` (-1: none). `max_fd` bounds
+// the loop used where the system has no close_range. Async-signal-safe: used between fork and
+// exec.
+void close_fds_from_3(int max_fd, int keep, int also_keep = -1) noexcept;
+
+// The bound given to close_fds_from_3: the highest possible descriptor + 1. Call before fork.
+int fd_limit() noexcept;
+
+// A handle on `pid`, a process not reaped yet, that tells later whether it has ended even if
+// its pid was reused since: a pidfd on Linux; -1 where there is none.
+int open_process_handle(int pid) noexcept;
+
+// True when the process of `handle` (from open_process_handle, >= 0) has ended.
+bool process_handle_ended(int handle) noexcept;
+
+// Names this process as ps shows it (at most 15 bytes on Linux); does nothing elsewhere.
+void set_process_name(const char* name) noexcept;
+
+// kill_tree (process_tree_posix.cpp), for a leader that may have ended already: with
+// `leader_alive` false the leader's pid is not signaled, since it may belong to someone else
+// by now; its process group still is, as a group's id is not reused while it has members.
+void end_tree(int leader, bool leader_alive);
+
+}  // namespace escouade::platform

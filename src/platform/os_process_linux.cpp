@@ -1,0 +1,183 @@
+// The process table and process primitives on Linux: /proc, close_range, pidfd, prctl.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "platform/os_process.hpp"
+#include "platform/unique_fd.hpp"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434  // Linux 5.3, the same number on every architecture
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436  // Linux 5.9
+#endif
+
+namespace escouade::platform {
+namespace {
+
+// Reads a small /proc file into `buf`; its length, or -1.
+ssize_t read_small(int dir_fd, const char* path, char* buf, std::size_t size) {
+  UniqueFd fd(::openat(dir_fd, path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return -1;
+  std::size_t used = 0;
+  while (used < size) {
+    const ssize_t n = ::read(fd.get(), buf + used, size - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(used);
+}
+
+bool parse_int(std::string_view text, int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ')'.
+bool parse_stat(std::string_view line, ProcEntry& e) {
+  const std::size_t close = line.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= line.size()) return false;
+  std::string_view rest = line.substr(close + 2);
+  const char state = rest[0];
+  int fields[2] = {0, 0};
+  std::size_t pos = 1;
+  for (int& field : fields) {
+    while (pos < rest.size() && rest[pos] == ' ')
+      ++pos;
+    const std::size_t end = rest.find(' ', pos);
+    if (end == std::string_view::npos || !parse_int(rest.substr(pos, end - pos), field)) {
+      return false;
+    }
+    pos = end;
+  }
+  e.ppid = fields[0];
+  e.pgid = fields[1];
+  e.zombie = state == 'Z' || state == 'X';
+  e.stopped = state == 'T' || state == 't';
+  return true;
+}
+
+}  // namespace
+
+std::vector<ProcEntry> read_process_table() {
+  std::vector<ProcEntry> table;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return table;
+  const int proc_fd = ::dirfd(proc);
+  while (const dirent* d = ::readdir(proc)) {
+    ProcEntry e;
+    if (!parse_int(d->d_name, e.pid) || e.pid <= 0) continue;
+    char path[64];
+    char line[1024];
+    std::snprintf(path, sizeof path, "%d/stat", e.pid);
+    const ssize_t n = read_small(proc_fd, path, line, sizeof line);
+    if (n <= 0 || !parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e)) continue;
+    struct stat st {};
+    if (::fstatat(proc_fd, d->d_name, &st, 0) == 0) e.uid = st.st_uid;
+    table.push_back(e);
+  }
+  ::closedir(proc);
+  return table;
+}
+
+std::uint64_t resident_bytes(int pid) {
+  char path[64];
+  char text[256];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", pid);
+  const ssize_t n = read_small(AT_FDCWD, path, text, sizeof text - 1);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  unsigned long long size = 0;
+  unsigned long long resident = 0;
+  if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
+  return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+bool environment_has(int pid, std::string_view entry) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return false;
+  // Entries end with a NUL; one may straddle two reads. Only what could still equal `entry` is
+  // kept of the current one.
+  std::string current;
+  bool too_long = false;
+  char chunk[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::string_view data(chunk, static_cast<std::size_t>(n));
+    while (!data.empty()) {
+      const std::size_t nul = data.find('\0');
+      const std::string_view piece = data.substr(0, nul);
+      too_long = too_long || current.size() + piece.size() > entry.size();
+      if (!too_long) current.append(piece);
+      if (nul == std::string_view::npos) break;
+      if (!too_long && current == entry) return true;
+      current.clear();
+      too_long = false;
+      data.remove_prefix(nul + 1);
+    }
+  }
+  return !too_long && !current.empty() && current == entry;
+}
+
+void close_fds_from_3(int max_fd, int keep, int also_keep) noexcept {
+  const auto close_range = [](unsigned first, unsigned last) {
+    return ::syscall(SYS_close_range, first, last, 0) == 0;
+  };
+  const int low = keep < also_keep ? keep : also_keep;
+  const int high = keep < also_keep ? also_keep : keep;
+  bool done = true;
+  int next = 3;  // the first descriptor not yet closed
+  for (int kept : {low, high}) {
+    if (kept < next) continue;  // none, below 3, or the same twice
+    if (kept > next) done = done && close_range(next, static_cast<unsigned>(kept) - 1);
+    next = kept + 1;
+  }
+  done = done && close_range(static_cast<unsigned>(next), ~0U);
+  if (done) return;
+  for (int fd = 3; fd < max_fd; ++fd) {  // kernels before 5.9
+    if (fd != keep && fd != also_keep) ::close(fd);
+  }
+}
+
+int fd_limit() noexcept {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur > (1u << 20)) {
+    return 1 << 20;
+  }
+  return static_cast<int>(limit.rlim_cur);
+}
+
+int open_process_handle(int pid) noexcept {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // CLOEXEC by itself
+}
+
+bool process_handle_ended(int handle) noexcept {
+  pollfd p{handle, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+void set_process_name(const char* name) noexcept {
+  ::prctl(PR_SET_NAME, reinterpret_cast<unsigned long>(name), 0, 0, 0);
+}
+
+}  // namespace escouade::platform

@@ -1,0 +1,315 @@
+// spawn, its pipes and errors, the child's starting state, and how exits are described.
+// Real processes: process_fixture (see its modes) and, as a fixture program, /bin/sh.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "platform/exec_path.hpp"
+#include "platform/process.hpp"
+#include "platform/test_support.hpp"
+
+namespace escouade::platform {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::fixture_path;
+using ::testing::HasSubstr;
+using testing::LineReader;
+using testing::ProcessTest;
+
+namespace fs = std::filesystem;
+
+// A fresh folder under the system's temporary one, removed with the object.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = (fs::temp_directory_path() / "escouade-platform-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) ? fs::path(pattern) : fs::path();
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, 1000);
+      continue;
+    }
+    ASSERT_GT(n, 0);
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+TEST(ExecPath, APathWithASlashIsTheOnlyCandidate) {
+  EXPECT_THAT(exec_candidates("./guard", "/usr/bin:/bin"), ElementsAre("./guard"));
+  EXPECT_THAT(exec_candidates("/opt/x/guard", "/usr/bin"), ElementsAre("/opt/x/guard"));
+  EXPECT_THAT(exec_candidates("bin/guard", "/usr/bin"), ElementsAre("bin/guard"));
+}
+
+TEST(ExecPath, ANameIsLookedUpInEachFolderOfPath) {
+  EXPECT_THAT(exec_candidates("git", "/usr/local/bin:/usr/bin/"),
+              ElementsAre("/usr/local/bin/git", "/usr/bin/git"));
+  // An empty folder is the working folder, as for execvp.
+  EXPECT_THAT(exec_candidates("git", ":/bin:"), ElementsAre("./git", "/bin/git", "./git"));
+  EXPECT_TRUE(exec_candidates("", "/bin").empty());
+}
+
+TEST(ExecPath, PathComesFromTheRequestFirst) {
+  EXPECT_EQ(search_path({"A=1", "PATH=/only/here", "PATH=/not/this"}), "/only/here");
+  EXPECT_FALSE(search_path({"A=1"}).empty());  // the host's, or the system's default
+}
+
+TEST(ExitStatus, DescribesACodeOrASignal) {
+  EXPECT_EQ((ExitStatus{3, std::nullopt}).describe(), "exit code 3");
+  EXPECT_EQ((ExitStatus{std::nullopt, SIGKILL}).describe(), "killed by signal 9 (SIGKILL)");
+  EXPECT_EQ((ExitStatus{std::nullopt, SIGTERM}).describe(), "killed by signal 15 (SIGTERM)");
+  EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(signal_name(SIGRTMIN + 2), "SIGRTMIN+2");
+  EXPECT_EQ(signal_name(0), "");
+  EXPECT_EQ((ExitStatus{std::nullopt, 0}).describe(), "killed by signal 0");
+}
+
+using Spawn = ProcessTest;
+
+TEST_F(Spawn, EchoesThroughThePipes) {
+  Spawned child = start_fixture({"echo"});
+  ASSERT_GT(child.pid, 0);
+  write_all(child.stdin_fd, "hello\nsecond line\n");
+  LineReader out(child.stdout_fd);
+  LineReader err(child.stderr_fd);
+  EXPECT_EQ(out.next(), "hello");
+  EXPECT_EQ(out.next(), "second line");
+  EXPECT_EQ(err.next(), "err hello");
+  EXPECT_EQ(err.next(), "err second line");
+  ::close(std::exchange(child.stdin_fd, -1));  // end of its input: it exits
+  EXPECT_EQ(out.next(), std::nullopt);
+  const auto status = wait_exit(child);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->describe(), "exit code 0");
+  close_fds(child);
+}
+
+TEST_F(Spawn, HostEndsAreNonBlockingAndCloseOnExec) {
+  Spawned child = start_fixture({"echo"});
+  ASSERT_GT(child.pid, 0);
+  for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
+    EXPECT_TRUE(::fcntl(fd, F_GETFL) & O_NONBLOCK) << fd;
+    EXPECT_TRUE(::fcntl(fd, F_GETFD) & FD_CLOEXEC) << fd;
+  }
+  ASSERT_GE(child.pidfd, 0) << "this kernel has pidfd_open (5.3+)";
+  EXPECT_TRUE(::fcntl(child.pidfd, F_GETFD) & FD_CLOEXEC);
+  // The child's stdout is empty for now: a read does not block.
+  char byte;
+  EXPECT_EQ(::read(child.stdout_fd, &byte, 1), -1);
+  EXPECT_EQ(errno, EAGAIN);
+}
+
+TEST_F(Spawn, ThePidfdBecomesReadableWhenTheChildEnds) {
+  Spawned child = start_fixture({"sleep"});
+  ASSERT_GE(child.pidfd, 0);
+  pollfd p{child.pidfd, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0);
+  ::kill(child.pid, SIGKILL);
+  EXPECT_EQ(::poll(&p, 1, static_cast<int>(testing::kSafety.count() * 1000)), 1);
+  const auto status = wait_exit(child);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->describe(), "killed by signal 9 (SIGKILL)");
+}
+
+TEST_F(Spawn, ReportsAnExitCode) {
+  Spawned child = start_fixture({"exit", "3"});
+  const auto status = wait_exit(child);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 3);
+  EXPECT_EQ(status->signal, std::nullopt);
+  EXPECT_EQ(status->describe(), "exit code 3");
+  EXPECT_EQ(wait_exit(child), std::nullopt) << "reaped once only";
+}
+
+TEST_F(Spawn, TryWaitReturnsNothingWhileTheChildRuns) {
+  Spawned child = start_fixture({"sleep"});
+  EXPECT_EQ(try_wait(child.pid), std::nullopt);
+  ::kill(child.pid, SIGTERM);
+  std::optional<ExitStatus> status;
+  EXPECT_TRUE(testing::eventually([&] { return (status = try_wait(child.pid)).has_value(); }));
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->describe(), "killed by signal 15 (SIGTERM)");
+}
+
+TEST_F(Spawn, ReportsAMissingProgram) {
+  TempFolder folder;
+  auto spawned = start({{"./no-such-program"}, folder.path(), tagged_env()});
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().code, kOsError);
+  EXPECT_EQ(spawned.error().message, "cannot start ./no-such-program: No such file or directory");
+}
+
+TEST_F(Spawn, ReportsAProgramItMayNotRun) {
+  TempFolder folder;
+  std::ofstream(folder.path() / "guard") << "#!/bin/sh\nexit 0\n";
+  fs::permissions(folder.path() / "guard", fs::perms::owner_read | fs::perms::owner_write);
+  auto spawned = start({{"./guard"}, folder.path(), tagged_env()});
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().message, "cannot start ./guard: Permission denied");
+}
+
+TEST_F(Spawn, NeverRunsAScriptWithoutItsInterpreterLine) {
+  // execvp would hand this to /bin/sh; spawn runs no shell.
+  TempFolder folder;
+  std::ofstream(folder.path() / "script") << "exit 0\n";
+  fs::permissions(folder.path() / "script", fs::perms::owner_all);
+  auto spawned = start({{"./script"}, folder.path(), tagged_env()});
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().message, "cannot start ./script: Exec format error");
+}
+
+TEST_F(Spawn, ReportsANameFoundNowhereOnPath) {
+  TempFolder folder;
+  SpawnRequest request{{"escouade-no-such-program"}, {}, {"PATH=" + folder.path().string()}};
+  auto spawned = start(request);
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().message,
+            "cannot start escouade-no-such-program: No such file or directory");
+}
+
+TEST_F(Spawn, ReportsAMissingFolder) {
+  auto spawned = start({{fixture_path(), "exit"}, "/nonexistent/escouade", tagged_env()});
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().message, "cannot start " + fixture_path() +
+                                         ": cannot enter its folder /nonexistent/escouade: "
+                                         "No such file or directory");
+}
+
+TEST_F(Spawn, RefusesAnEmptyCommand) {
+  auto spawned = start({{}, {}, tagged_env()});
+  ASSERT_FALSE(spawned);
+  EXPECT_THAT(spawned.error().message, HasSubstr("empty"));
+}
+
+TEST_F(Spawn, FindsANameOnTheRequestsPath) {
+  TempFolder folder;
+  fs::create_symlink(fixture_path(), folder.path() / "escouade-test-fixture");
+  SpawnRequest request{
+      {"escouade-test-fixture", "exit", "4"},
+      {},
+      {"PATH=/nonexistent:" + folder.path().string(), "ESCOUADE_PLUGIN_ID=" + tag_}};
+  auto spawned = start(request);
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  const auto status = wait_exit(*spawned);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 4);
+}
+
+TEST_F(Spawn, FallsBackToTheHostsPath) {
+  // No PATH in the request: sh is found on the host's PATH.
+  auto spawned = start({{"sh", "-c", "exit 5"}, {}, {"ESCOUADE_PLUGIN_ID=" + tag_}});
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  const auto status = wait_exit(*spawned);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 5);
+}
+
+TEST_F(Spawn, ResolvesARelativePathFromItsFolder) {
+  TempFolder folder;
+  fs::create_symlink(fixture_path(), folder.path() / "fixture");
+  ASSERT_NE(fs::current_path(), folder.path());
+  auto spawned = start({{"./fixture", "state"}, folder.path(), tagged_env()});
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  LineReader out(spawned->stdout_fd);
+  std::optional<std::string> line;
+  while ((line = out.next()) && !line->starts_with("cwd ")) {
+  }
+  EXPECT_EQ(line, "cwd " + fs::canonical(folder.path()).string());
+}
+
+TEST_F(Spawn, GivesExactlyTheRequestedEnvironment) {
+  const std::vector<std::string> env = {"A=1", "B=two words", "ESCOUADE_PLUGIN_ID=" + tag_,
+                                        "EMPTY="};
+  auto spawned = start({{fixture_path(), "env"}, {}, env});
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  LineReader out(spawned->stdout_fd);
+  std::vector<std::string> seen;
+  for (std::optional<std::string> line; (line = out.next()) && *line != "end";) {
+    seen.push_back(*line);
+  }
+  EXPECT_EQ(seen, env);
+}
+
+TEST_F(Spawn, TheChildLeadsItsOwnProcessGroup) {
+  Spawned child = start_fixture({"sleep"});
+  ASSERT_GT(child.pid, 0);
+  EXPECT_EQ(::getpgid(child.pid), child.pid);
+  EXPECT_NE(::getpgid(child.pid), ::getpgrp());
+  EXPECT_EQ(::getsid(child.pid), ::getsid(0)) << "a new group, not a new session";
+}
+
+TEST_F(Spawn, TheChildStartsWithDefaultSignalsAndOnlyItsStdio) {
+  // Disturb this process: an ignored signal, a blocked one, an inheritable descriptor.
+  struct sigaction ignore {};
+  struct sigaction previous {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGUSR1, &ignore, &previous);
+  sigset_t block;
+  sigset_t previous_mask;
+  ::sigemptyset(&block);
+  ::sigaddset(&block, SIGUSR2);
+  ::sigprocmask(SIG_BLOCK, &block, &previous_mask);
+  const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC on purpose
+
+  Spawned child = start_fixture({"state"});
+
+  ::close(leaked);
+  ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
+  ::sigaction(SIGUSR1, &previous, nullptr);
+
+  ASSERT_GT(child.pid, 0);
+  LineReader out(child.stdout_fd);
+  std::map<std::string, std::string> state;
+  for (std::optional<std::string> line; (line = out.next());) {
+    const std::size_t space = line->find(' ');
+    state[line->substr(0, space)] = line->substr(space + 1);
+  }
+  EXPECT_EQ(state["pgid"], std::to_string(child.pid));
+  EXPECT_EQ(state["sigblk"], "0000000000000000");
+  EXPECT_EQ(state["sigign"], "0000000000000000");
+  EXPECT_EQ(state["fds"], "0 1 2");
+}
+
+TEST_F(Spawn, TheChildIsASubreaperAfterExec) {
+  // PR_SET_CHILD_SUBREAPER has no field in /proc: show it by its effect. The fixture's middle
+  // process exits, leaving a grandchild whose new parent must be the leader, not init.
+  Spawned child = start_fixture({"orphan"});
+  ASSERT_GT(child.pid, 0);
+  LineReader out(child.stdout_fd);
+  const int grandchild = testing::field_int(out.next(), "grandchild");
+  ASSERT_GT(grandchild, 0);
+  ASSERT_EQ(out.next(), "middle-reaped");
+  EXPECT_EQ(testing::parent_of(grandchild), child.pid);
+}
+
+TEST_F(Spawn, WaitingForAProcessThatIsNotAChildGivesNothing) {
+  Spawned not_ours;
+  not_ours.pid = 1;
+  EXPECT_EQ(wait_exit(not_ours), std::nullopt);
+  EXPECT_EQ(try_wait(1), std::nullopt);
+  EXPECT_EQ(try_wait(-1), std::nullopt);
+}
+
+}  // namespace
+}  // namespace escouade::platform

@@ -1,0 +1,181 @@
+// Process trees on Linux and macOS, from the process table of os_process_*.cpp.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "platform/os_process.hpp"
+#include "platform/process_tree.hpp"
+
+namespace escouade::platform {
+namespace {
+
+// Each process's children, from one snapshot.
+using Children = std::unordered_map<int, std::vector<int>>;
+
+Children children_of(const std::vector<ProcEntry>& table) {
+  Children children;
+  for (const ProcEntry& e : table)
+    children[e.ppid].push_back(e.pid);
+  return children;
+}
+
+// `roots` and their descendants, each once, roots first; only processes in the snapshot.
+std::vector<int> descendants(const std::vector<int>& roots, const std::vector<ProcEntry>& table) {
+  const Children children = children_of(table);
+  std::unordered_set<int> present;
+  for (const ProcEntry& e : table)
+    present.insert(e.pid);
+  std::vector<int> out;
+  std::unordered_set<int> seen;
+  for (int root : roots) {
+    if (present.count(root) && seen.insert(root).second) out.push_back(root);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto it = children.find(out[i]);
+    if (it == children.end()) continue;
+    for (int child : it->second) {
+      if (seen.insert(child).second) out.push_back(child);
+    }
+  }
+  return out;
+}
+
+// This process, its group, and pid 0 and 1 are never signaled.
+bool may_signal(int pid) {
+  return pid > 1 && pid != ::getpid();
+}
+bool may_signal_group(int pgid) {
+  return pgid > 1 && pgid != ::getpgrp();
+}
+
+}  // namespace
+
+std::vector<int> process_tree(int leader) {
+  if (leader <= 0) return {};
+  return descendants({leader}, read_process_table());
+}
+
+std::uint64_t tree_resident_bytes(int leader) {
+  std::uint64_t total = 0;
+  for (int pid : process_tree(leader))
+    total += resident_bytes(pid);
+  return total;
+}
+
+void end_tree(int leader, bool leader_alive) {
+  if (leader <= 1 || leader == ::getpid()) return;
+  const bool group = may_signal_group(leader);
+  // First freeze the tree, then kill it: a stopped process cannot fork.
+  //
+  // A SIGSTOP sent to one pid while that process is inside fork() does not cancel the fork (only
+  // a fatal signal or one sent to its group does): the child appears when the fork returns,
+  // unstopped. So the freeze is complete only when a scan finds nothing new *and* every process
+  // signaled is seen stopped (or dead): a process that has reached the stopped state has no
+  // fork under way, and its children are all in the scan. Until then, scan again, and signal
+  // again those not stopped yet (a SIGCONT from the kernel may have resumed one).
+  if (group) ::kill(-leader, SIGSTOP);
+  std::unordered_set<int> signaled;
+  std::vector<int> order;
+  const auto settle_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (int round = 0; round < 100000; ++round) {
+    const std::vector<ProcEntry> table = read_process_table();
+    std::vector<int> roots;
+    if (leader_alive) roots.push_back(leader);
+    if (group) {
+      // Members of the leader's group whose parent left the tree (by exit before the leader
+      // became their subreaper, say) are still its own.
+      for (const ProcEntry& e : table) {
+        if (e.pgid == leader) roots.push_back(e.pid);
+      }
+    }
+    bool grew = false;
+    for (int pid : descendants(roots, table)) {
+      if (!may_signal(pid) || !signaled.insert(pid).second) continue;
+      ::kill(pid, SIGSTOP);
+      order.push_back(pid);
+      grew = true;
+    }
+    if (grew) continue;
+    bool settled = true;
+    for (const ProcEntry& e : table) {
+      if (signaled.count(e.pid) && !e.stopped && !e.zombie) {
+        settled = false;
+        ::kill(e.pid, SIGSTOP);
+      }
+    }
+    // The deadline is for a process that cannot stop (in uninterruptible sleep): it is killed
+    // anyway, and SIGKILL, being fatal, does cancel a fork under way.
+    if (settled || std::chrono::steady_clock::now() > settle_deadline) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  // The group at once, then the others deepest first. The order matters: when a process dies,
+  // a group it leaves orphaned that has stopped members gets SIGHUP and SIGCONT from the
+  // kernel, and a process resumed before its SIGKILL is pending could fork. Killed first, the
+  // descendants already have theirs when their parents die.
+  if (group) ::kill(-leader, SIGKILL);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    ::kill(*it, SIGKILL);
+}
+
+void kill_tree(int leader) {
+  end_tree(leader, true);
+}
+
+bool kill_group(int pgid, int sig) {
+  if (!may_signal_group(pgid)) return false;
+  return ::kill(-pgid, sig) == 0;
+}
+
+std::vector<int> adopted_orphans_of(std::string_view plugin_id,
+                                    const std::set<int>& known_children) {
+  const std::string entry = "ESCOUADE_PLUGIN_ID=" + std::string(plugin_id);
+  const int self = ::getpid();
+  const uid_t user = ::getuid();
+  std::vector<int> orphans;
+  for (const ProcEntry& e : read_process_table()) {
+    if (e.zombie || known_children.count(e.pid) || !may_signal(e.pid)) continue;
+    const bool adopted = e.ppid == self || (kOrphansGoToInit && e.ppid == 1 && e.uid == user);
+    if (adopted && environment_has(e.pid, entry)) orphans.push_back(e.pid);
+  }
+  return orphans;
+}
+
+std::vector<int> reap_adopted(const std::set<int>& known_children) {
+  std::vector<int> reaped;
+  const auto reap = [&](int pid) {
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(pid, &status, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid) reaped.push_back(pid);
+    return r == pid;
+  };
+  // A peek (WNOWAIT) shows one ended child, and the same one again while it is not reaped: as
+  // long as it is not a known one, reap it and look again.
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return reaped;  // no children at all
+    }
+    if (info.si_pid == 0) return reaped;  // none has ended
+    if (known_children.count(info.si_pid) || !reap(info.si_pid)) break;
+  }
+  // A known child hides the others from the peek: find them in the process table.
+  const int self = ::getpid();
+  for (const ProcEntry& e : read_process_table()) {
+    if (e.ppid == self && e.zombie && !known_children.count(e.pid)) reap(e.pid);
+  }
+  return reaped;
+}
+
+}  // namespace escouade::platform

@@ -1,0 +1,156 @@
+// process_tree, tree_resident_bytes, kill_tree and kill_group on real trees of process_fixture.
+
+#include "platform/process_tree.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "platform/process.hpp"
+#include "platform/test_support.hpp"
+
+namespace escouade::platform {
+namespace {
+
+using ::testing::Contains;
+using testing::eventually;
+using testing::gone;
+using ::testing::IsSupersetOf;
+using testing::LineReader;
+using testing::ProcessTest;
+
+using ProcessTreeTest = ProcessTest;
+
+// The fixture's "tree": leader -> a -> b (setsid) -> c. Their pids by role.
+std::map<std::string, int> read_tree(const Spawned& leader) {
+  LineReader out(leader.stdout_fd);
+  std::map<std::string, int> pids;
+  for (int i = 0; i < 4; ++i) {
+    const auto line = out.next();
+    if (!line) break;
+    const std::size_t space = line->find(' ');
+    pids[line->substr(0, space)] = std::stoi(line->substr(space + 1));
+  }
+  return pids;
+}
+
+TEST_F(ProcessTreeTest, ListsTheLeaderAndAllItsDescendants) {
+  Spawned leader = start_fixture({"tree"});
+  ASSERT_GT(leader.pid, 0);
+  auto pids = read_tree(leader);
+  ASSERT_EQ(pids.size(), 4u);
+  EXPECT_EQ(pids["leader"], leader.pid);
+  EXPECT_EQ(::getsid(pids["b"]), pids["b"]) << "b left the session";
+  EXPECT_EQ(::getpgid(pids["b"]), pids["b"]) << "and so the leader's group";
+
+  const std::vector<int> tree = process_tree(leader.pid);
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree.front(), leader.pid);
+  EXPECT_EQ(tree.size(), 4u);
+  EXPECT_THAT(tree, IsSupersetOf({pids["a"], pids["b"], pids["c"]}));
+  // A subtree is a tree too.
+  EXPECT_EQ(process_tree(pids["b"]), (std::vector<int>{pids["b"], pids["c"]}));
+}
+
+TEST_F(ProcessTreeTest, ANonexistentLeaderHasNoTree) {
+  EXPECT_TRUE(process_tree(-5).empty());
+  EXPECT_TRUE(process_tree(0).empty());
+  Spawned child = start_fixture({"exit"});
+  ASSERT_TRUE(wait_exit(child));
+  EXPECT_TRUE(process_tree(child.pid).empty()) << "reaped: gone";
+  EXPECT_EQ(tree_resident_bytes(child.pid), 0u);
+}
+
+TEST_F(ProcessTreeTest, KillTreeEndsThreeLevelsAndASetsidGrandchild) {
+  Spawned leader = start_fixture({"tree"});
+  ASSERT_GT(leader.pid, 0);
+  auto pids = read_tree(leader);
+  ASSERT_EQ(pids.size(), 4u);
+
+  kill_tree(leader.pid);
+
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->describe(), "killed by signal 9 (SIGKILL)");
+  for (const auto& [role, pid] : pids) {
+    EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
+  }
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+}
+
+TEST_F(ProcessTreeTest, KillTreeEndsATreeThatKeepsForking) {
+  // Its processes fork and exit all the time (50 at most at once): none may escape.
+  Spawned leader = start_fixture({"forker"});
+  ASSERT_GT(leader.pid, 0);
+  LineReader out(leader.stdout_fd);
+  ASSERT_EQ(out.next(), "forking");
+  ASSERT_TRUE(eventually([&] { return process_tree(leader.pid).size() >= 10; }));
+
+  kill_tree(leader.pid);
+
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->signal, SIGKILL);
+  // An escaped process would go on forking until its safety deadline: this would not become
+  // true.
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
+    std::string text;
+    for (int pid : testing::tagged_processes(tag_)) {
+      text += "\n  escaped: " + testing::describe_process(pid);
+    }
+    return text;
+  }();
+}
+
+TEST_F(ProcessTreeTest, KillGroupReachesTheGroupOnly) {
+  // A polite SIGTERM to the leader's group does not reach b, which left it with setsid: the
+  // reason kill_tree exists.
+  Spawned leader = start_fixture({"tree"});
+  ASSERT_GT(leader.pid, 0);
+  auto pids = read_tree(leader);
+  ASSERT_EQ(pids.size(), 4u);
+
+  EXPECT_TRUE(kill_group(leader.pid, SIGTERM));
+
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->signal, SIGTERM);
+  EXPECT_TRUE(eventually([&] { return gone(pids["a"]); }));
+  EXPECT_FALSE(gone(pids["b"]));
+  EXPECT_FALSE(gone(pids["c"]));
+}
+
+TEST_F(ProcessTreeTest, NeverSignalsTheHostOrInit) {
+  EXPECT_FALSE(kill_group(::getpgrp(), 0));
+  EXPECT_FALSE(kill_group(1, 0));
+  EXPECT_FALSE(kill_group(0, 0));
+  EXPECT_FALSE(kill_group(-1, 0));
+  kill_tree(::getpid());
+  kill_tree(1);
+  kill_tree(0);
+  kill_tree(-1);
+  SUCCEED() << "still here";
+}
+
+TEST_F(ProcessTreeTest, ResidentMemoryGrowsWhenAChildAllocates) {
+  Spawned leader = start_fixture({"alloc", "100"});
+  ASSERT_GT(leader.pid, 0);
+  LineReader out(leader.stdout_fd);
+  const int child = testing::field_int(out.next(), "child");
+  ASSERT_GT(child, 0);
+  EXPECT_THAT(process_tree(leader.pid), Contains(child));
+
+  const std::uint64_t before = tree_resident_bytes(leader.pid);
+  EXPECT_GT(before, 0u);
+  ASSERT_EQ(::write(leader.stdin_fd, "go\n", 3), 3);
+  ASSERT_EQ(out.next(), "allocated");
+  const std::uint64_t after = tree_resident_bytes(leader.pid);
+
+  EXPECT_GE(after, before + (90u << 20)) << "before " << before << ", after " << after;
+  kill_tree(leader.pid);
+}
+
+}  // namespace
+}  // namespace escouade::platform

@@ -1,0 +1,264 @@
+// spawn() on Linux: fork + execve, never a shell. Everything the child needs is prepared before
+// fork, so that the child, a copy of a possibly threaded host, makes only async-signal-safe
+// calls until exec.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "platform/exec_path.hpp"
+#include "platform/os_process.hpp"
+#include "platform/process.hpp"
+#include "platform/unique_fd.hpp"
+
+namespace escouade::platform {
+namespace {
+
+// What the child reports through the CLOEXEC pipe when it cannot reach exec. A successful exec
+// closes the pipe without a word.
+struct ChildFailure {
+  enum Stage : int { kSetup = 1, kFolder = 2, kExec = 3 };
+  int stage = 0;
+  int error = 0;
+};
+
+// The child's whole plan, built before fork: plain pointers and numbers only.
+struct ChildPlan {
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* const* candidates = nullptr;
+  std::size_t candidate_count = 0;
+  const char* cwd = nullptr;  // nullptr: stay
+  int stdin_read = -1;
+  int stdout_write = -1;
+  int stderr_write = -1;
+  int report_write = -1;
+  int max_fd = 0;
+};
+
+[[noreturn]] void report_and_exit(int fd, int stage, int error) noexcept {
+  const ChildFailure failure{stage, error};
+  while (::write(fd, &failure, sizeof failure) < 0 && errno == EINTR) {
+  }
+  ::_exit(127);
+}
+
+// Runs in the child, between fork and exec: async-signal-safe calls only.
+[[noreturn]] void run_child(const ChildPlan& plan) noexcept {
+  // Every signal at its default. The parent blocked them all around fork, so none of its
+  // handlers can run here; the mask is cleared just before exec.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);  // EINVAL ignored
+  }
+  if (::setpgid(0, 0) != 0) report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+  // Orphans of the plugin's processes come back to it, not to init: its tree stays whole, and
+  // reachable by parent pids, while it lives. Kept across execve.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+  }
+  if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
+    report_and_exit(plan.report_write, ChildFailure::kFolder, errno);
+  }
+  // The pipe ends are all >= 3 (see lift_above_stdio), so no dup2 overwrites another.
+  if (::dup2(plan.stdin_read, 0) < 0 || ::dup2(plan.stdout_write, 1) < 0 ||
+      ::dup2(plan.stderr_write, 2) < 0) {
+    report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+  }
+  close_fds_from_3(plan.max_fd, plan.report_write);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  // execvp's rules for the candidates: go on past the paths that are not there, remember a
+  // permission refusal, stop at any other error.
+  int error = ENOENT;
+  bool refused = false;
+  for (std::size_t i = 0; i < plan.candidate_count; ++i) {
+    ::execve(plan.candidates[i], plan.argv, plan.envp);
+    error = errno;
+    switch (error) {
+      case EACCES:
+        refused = true;
+        break;
+      case ENOENT:
+      case ENOTDIR:
+      case ESTALE:
+      case ENODEV:
+      case ETIMEDOUT:
+        break;
+      default:
+        report_and_exit(plan.report_write, ChildFailure::kExec, error);
+    }
+  }
+  report_and_exit(plan.report_write, ChildFailure::kExec, refused ? EACCES : error);
+}
+
+std::string os_message(int error) {
+  return std::generic_category().message(error);
+}
+
+Error cannot_start(const std::string& program, const std::string& why) {
+  return make_error(kOsError, "cannot start " + program + ": " + why);
+}
+
+// Moves a descriptor to 3 or above, keeping O_CLOEXEC: the child's dup2 onto 0, 1 and 2 must not
+// hit a pipe end when the host runs with one of those closed.
+bool lift_above_stdio(UniqueFd& fd) {
+  if (fd.get() >= 3) return true;
+  const int lifted = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (lifted < 0) return false;
+  fd.reset(lifted);
+  return true;
+}
+
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+Result<Pipe> make_pipe(const std::string& program) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return cannot_start(program, "pipe: " + os_message(errno));
+  Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  if (!lift_above_stdio(p.read) || !lift_above_stdio(p.write)) {
+    return cannot_start(program, "pipe: " + os_message(errno));
+  }
+  return p;
+}
+
+bool set_nonblocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings)
+    out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Result<Spawned> spawn(const SpawnRequest& request) {
+  if (request.argv.empty() || request.argv.front().empty()) {
+    return make_error(kOsError, "cannot start a program: the command is empty");
+  }
+  const std::string& program = request.argv.front();
+
+  // Everything the child reads, allocated now.
+  const std::vector<std::string> candidates = exec_candidates(program, search_path(request.env));
+  std::vector<const char*> candidate_ptrs;
+  for (const std::string& c : candidates)
+    candidate_ptrs.push_back(c.c_str());
+  const std::vector<char*> argv = c_strings(request.argv);
+  const std::vector<char*> envp = c_strings(request.env);
+  const std::string cwd = request.cwd.string();
+
+  auto in = make_pipe(program);
+  if (!in) return in.error();
+  auto out = make_pipe(program);
+  if (!out) return out.error();
+  auto err = make_pipe(program);
+  if (!err) return err.error();
+  auto report = make_pipe(program);
+  if (!report) return report.error();
+
+  ChildPlan plan;
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.candidates = candidate_ptrs.data();
+  plan.candidate_count = candidate_ptrs.size();
+  plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  plan.stdin_read = in->read.get();
+  plan.stdout_write = out->write.get();
+  plan.stderr_write = err->write.get();
+  plan.report_write = report->write.get();
+  plan.max_fd = fd_limit();
+
+  sigset_t all;
+  sigset_t previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  const pid_t pid = ::fork();
+  if (pid == 0) run_child(plan);
+  const int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (pid < 0) return cannot_start(program, os_message(fork_error));
+
+  in->read.reset();
+  out->write.reset();
+  err->write.reset();
+  report->write.reset();
+  UniqueFd pidfd(open_process_handle(pid));
+
+  ChildFailure failure;
+  std::size_t got = 0;
+  while (got < sizeof failure) {
+    const ssize_t n =
+        ::read(report->read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got == sizeof failure) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    switch (failure.stage) {
+      case ChildFailure::kFolder:
+        return cannot_start(program,
+                            "cannot enter its folder " + cwd + ": " + os_message(failure.error));
+      case ChildFailure::kSetup:
+        return cannot_start(program, "cannot set up its process: " + os_message(failure.error));
+      default:
+        return cannot_start(program, os_message(failure.error));
+    }
+  }
+
+  if (!set_nonblocking(in->write.get()) || !set_nonblocking(out->read.get()) ||
+      !set_nonblocking(err->read.get())) {
+    // Not expected on a pipe; the child runs already, so it is ended before reporting.
+    const int error = errno;
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return cannot_start(program, "fcntl: " + os_message(error));
+  }
+
+  Spawned s;
+  s.pid = pid;
+  s.stdin_fd = in->write.release();
+  s.stdout_fd = out->read.release();
+  s.stderr_fd = err->read.release();
+  s.pidfd = pidfd.release();
+  return s;
+}
+
+void close_fds(Spawned& s) {
+  for (int* fd : {&s.stdin_fd, &s.stdout_fd, &s.stderr_fd, &s.pidfd}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+Result<void> become_subreaper() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    return make_error(kOsError, "cannot become a child subreaper: " + os_message(errno));
+  }
+  return {};
+}
+
+}  // namespace escouade::platform

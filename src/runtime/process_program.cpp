@@ -1,0 +1,281 @@
+#include "runtime/process_program.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <string>
+
+#include "base/utf8.hpp"
+#include "platform/process_tree.hpp"
+
+namespace escouade::runtime {
+
+namespace asio = boost::asio;
+using Descriptor = asio::posix::stream_descriptor;
+
+namespace {
+
+// A line of stderr longer than this comes in pieces: stderr is free text, kept, not refused.
+constexpr std::size_t kStderrPiece = 16 * 1024;
+// Without a pidfd (kernels before 5.3), how often to look whether the process ended.
+constexpr std::chrono::milliseconds kExitPoll{50};
+
+}  // namespace
+
+// Everything the asynchronous handlers touch; they hold it by shared_ptr and check `alive`.
+struct ProcessProgram::State {
+  asio::any_io_executor executor;
+  ProgramSpec spec;
+  ProcessContext& context;
+  ProgramEvents events;
+  platform::Spawned child;
+  bool alive = true;      // false once the owner is destroyed
+  bool running = false;   // started, not yet reaped
+  bool finished = false;  // `exited` delivered
+  std::unique_ptr<Descriptor> in, out, err, pidfd;
+  std::unique_ptr<asio::steady_timer> poll;
+  proto::LineFramer framer;
+  std::string err_pending;
+  // Lines to write: `pending` gathers what comes while `in_flight` is being written, so that a
+  // burst of lines leaves in one write instead of one system call a line.
+  std::string pending;
+  std::string in_flight;
+  bool writing = false;
+  std::array<char, 64 * 1024> out_buf{};
+  std::array<char, 16 * 1024> err_buf{};
+
+  State(asio::any_io_executor ex, ProgramSpec s, ProcessContext& c)
+      : executor(std::move(ex)), spec(std::move(s)), context(c), framer(c.max_line_bytes) {}
+
+  void output(std::string_view bytes) {
+    framer.feed(
+        bytes,
+        [&](std::string_view line) {
+          if (events.output_line) events.output_line(line);
+        },
+        [&](std::size_t limit) {
+          if (events.output_too_long) events.output_too_long(limit);
+        });
+  }
+
+  void error_text(std::string_view bytes, bool at_end) {
+    err_pending.append(bytes);
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t nl = err_pending.find('\n', start);
+      if (nl == std::string::npos) break;
+      std::string_view line(err_pending.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (events.error_line) events.error_line(line);
+      start = nl + 1;
+    }
+    err_pending.erase(0, start);
+    while (err_pending.size() >= kStderrPiece) {
+      std::size_t cut = utf8_complete_prefix(std::string_view(err_pending).substr(0, kStderrPiece));
+      if (cut == 0) cut = kStderrPiece;
+      if (events.error_line) events.error_line(std::string_view(err_pending).substr(0, cut));
+      err_pending.erase(0, cut);
+    }
+    if (at_end && !err_pending.empty()) {
+      if (events.error_line) events.error_line(err_pending);
+      err_pending.clear();
+    }
+  }
+};
+
+namespace {
+
+using StatePtr = std::shared_ptr<ProcessProgram::State>;
+
+}  // namespace
+
+ProcessProgram::ProcessProgram(asio::any_io_executor executor, ProgramSpec spec,
+                               ProcessContext& context)
+    : state_(std::make_shared<State>(std::move(executor), std::move(spec), context)) {}
+
+ProcessProgram::~ProcessProgram() {
+  auto& s = *state_;
+  s.alive = false;
+  if (s.running) {
+    platform::kill_tree(s.child.pid);
+    platform::wait_exit(s.child);
+    s.running = false;
+    s.context.known_children.erase(s.child.pid);
+    if (s.context.reaper) (void)s.context.reaper->remove(s.child.pid);
+  }
+  for (auto* d : {s.in.get(), s.out.get(), s.err.get(), s.pidfd.get()}) {
+    if (d) {
+      boost::system::error_code ignored;
+      d->close(ignored);
+    }
+  }
+  if (s.poll) s.poll->cancel();
+}
+
+std::optional<int> ProcessProgram::pid() const {
+  if (!state_->running) return std::nullopt;
+  return state_->child.pid;
+}
+
+std::optional<std::uint64_t> ProcessProgram::memory_bytes() const {
+  if (!state_->running) return std::nullopt;
+  return platform::tree_resident_bytes(state_->child.pid);
+}
+
+namespace {
+
+void read_output(const StatePtr& s) {
+  s->out->async_read_some(asio::buffer(s->out_buf),
+                          [s](boost::system::error_code ec, std::size_t n) {
+                            if (!s->alive || s->finished) return;
+                            if (n > 0) s->output(std::string_view(s->out_buf.data(), n));
+                            if (!ec) read_output(s);
+                          });
+}
+
+void read_errors(const StatePtr& s) {
+  s->err->async_read_some(asio::buffer(s->err_buf),
+                          [s](boost::system::error_code ec, std::size_t n) {
+                            if (!s->alive || s->finished) return;
+                            if (n > 0) s->error_text(std::string_view(s->err_buf.data(), n), false);
+                            if (!ec) read_errors(s);
+                          });
+}
+
+void write_next(const StatePtr& s) {
+  if (s->writing || s->pending.empty() || !s->in) return;
+  s->writing = true;
+  s->in_flight.clear();
+  s->in_flight.swap(s->pending);
+  asio::async_write(*s->in, asio::buffer(s->in_flight),
+                    [s](boost::system::error_code ec, std::size_t) {
+                      if (!s->alive) return;
+                      s->writing = false;
+                      if (ec) {
+                        // It closed its input or ended: what was not written is lost with it.
+                        s->pending.clear();
+                        return;
+                      }
+                      write_next(s);
+                    });
+}
+
+// Reads what is left in a pipe without waiting, now that nothing can write to it any more.
+template <class F>
+void drain(Descriptor* d, F&& deliver) {
+  if (!d || !d->is_open()) return;
+  std::array<char, 64 * 1024> buf;
+  for (;;) {
+    const ssize_t n = ::read(d->native_handle(), buf.data(), buf.size());
+    if (n > 0) {
+      deliver(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return;  // end of file, or nothing more now
+  }
+}
+
+void ended(const StatePtr& s, const platform::ExitStatus& status) {
+  s->running = false;
+  auto& ctx = s->context;
+  ctx.known_children.erase(s->child.pid);
+  if (ctx.reaper) (void)ctx.reaper->remove(s->child.pid);
+  // What it started and left behind came to the host (a subreaper): end it too, so that the
+  // pipes it may hold close and nothing of the plugin outlives it.
+  for (int round = 0; round < 8; ++round) {
+    auto orphans = platform::adopted_orphans_of(s->spec.plugin_id, ctx.known_children);
+    if (orphans.empty()) break;
+    for (int pid : orphans)
+      platform::kill_tree(pid);
+    platform::reap_adopted(ctx.known_children);
+  }
+  platform::reap_adopted(ctx.known_children);
+  for (auto* d : {s->out.get(), s->err.get(), s->in.get()}) {
+    if (d) d->cancel();
+  }
+  drain(s->out.get(), [&](std::string_view b) { s->output(b); });
+  drain(s->err.get(), [&](std::string_view b) { s->error_text(b, false); });
+  s->error_text({}, true);
+  if (std::string rest = s->framer.finish(); !rest.empty() && s->events.output_line) {
+    s->events.output_line(rest);
+  }
+  s->finished = true;
+  auto exited = s->events.exited;
+  if (exited) exited(status);
+}
+
+void watch_exit(const StatePtr& s) {
+  if (s->pidfd) {
+    s->pidfd->async_wait(Descriptor::wait_read, [s](boost::system::error_code ec) {
+      if (!s->alive || ec) return;
+      auto status = platform::try_wait(s->child.pid);
+      if (!status) {
+        watch_exit(s);  // spurious wake-up
+        return;
+      }
+      ended(s, *status);
+    });
+    return;
+  }
+  s->poll->expires_after(kExitPoll);
+  s->poll->async_wait([s](boost::system::error_code ec) {
+    if (!s->alive || ec) return;
+    if (auto status = platform::try_wait(s->child.pid)) {
+      ended(s, *status);
+    } else {
+      watch_exit(s);
+    }
+  });
+}
+
+}  // namespace
+
+Result<void> ProcessProgram::start(ProgramEvents events) {
+  auto& s = *state_;
+  if (s.running || s.finished) return Error{-32603, "a program starts once"};
+  s.events = std::move(events);
+  platform::SpawnRequest req;
+  req.argv = s.spec.command;
+  req.cwd = s.spec.folder;
+  req.env = s.spec.env;
+  auto spawned = platform::spawn(req);
+  if (!spawned) return spawned.error();
+  s.child = *spawned;
+  s.running = true;
+  s.context.known_children.insert(s.child.pid);
+  if (s.context.reaper) {
+    const int pipes[] = {s.child.stdin_fd, s.child.stdout_fd, s.child.stderr_fd};
+    (void)s.context.reaper->add(s.child.pid, pipes);
+  }
+  s.in = std::make_unique<Descriptor>(s.executor, s.child.stdin_fd);
+  s.out = std::make_unique<Descriptor>(s.executor, s.child.stdout_fd);
+  s.err = std::make_unique<Descriptor>(s.executor, s.child.stderr_fd);
+  if (s.child.pidfd >= 0) {
+    s.pidfd = std::make_unique<Descriptor>(s.executor, s.child.pidfd);
+  } else {
+    s.poll = std::make_unique<asio::steady_timer>(s.executor);
+  }
+  read_output(state_);
+  read_errors(state_);
+  watch_exit(state_);
+  return {};
+}
+
+void ProcessProgram::write_line(std::string line) {
+  if (!state_->running) return;
+  state_->pending.append(line);
+  write_next(state_);
+}
+
+void ProcessProgram::stop() {
+  if (!state_->running) return;
+  // The whole tree, group and setsid'd descendants alike; the exit then comes by the pidfd.
+  platform::kill_tree(state_->child.pid);
+}
+
+}  // namespace escouade::runtime

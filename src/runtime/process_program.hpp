@@ -1,0 +1,59 @@
+#pragma once
+
+// A plugin's program run as a process of its own (`"run": {"command": [...]}`): three pipes
+// read and written with Asio, a process group it leads, its whole tree ended with it, its exit
+// learnt from a pidfd. See docs/processes.md for how the tree is kept whole.
+//
+// Thread: the host's thread (the executor given).
+
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+#include <set>
+
+#include "platform/reaper.hpp"
+#include "protocol/framing.hpp"
+#include "runtime/program.hpp"
+
+namespace escouade::runtime {
+
+// What every process program of one host shares: the watchdog that ends the trees if the host
+// dies, and the pids the host started itself (which reaping adopted orphans must leave alone).
+struct ProcessContext {
+  platform::Reaper* reaper = nullptr;  // may be null: no watchdog
+  std::set<int> known_children;
+  std::size_t max_line_bytes = proto::kDefaultMaxLineBytes;
+};
+
+class ProcessProgram final : public Program {
+ public:
+  ProcessProgram(boost::asio::any_io_executor executor, ProgramSpec spec, ProcessContext& context);
+  // Ends the tree if it still runs, and reaps it.
+  ~ProcessProgram() override;
+
+  Result<void> start(ProgramEvents events) override;
+  void write_line(std::string line) override;
+  void stop() override;
+  std::optional<int> pid() const override;
+  std::optional<std::uint64_t> memory_bytes() const override;
+
+  // What its asynchronous handlers share with it (process_program.cpp).
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+class ProcessProgramFactory final : public ProgramFactory {
+ public:
+  ProcessProgramFactory(boost::asio::any_io_executor executor, ProcessContext& context)
+      : executor_(std::move(executor)), context_(context) {}
+  std::unique_ptr<Program> make(const ProgramSpec& spec) override {
+    return std::make_unique<ProcessProgram>(executor_, spec, context_);
+  }
+
+ private:
+  boost::asio::any_io_executor executor_;
+  ProcessContext& context_;
+};
+
+}  // namespace escouade::runtime

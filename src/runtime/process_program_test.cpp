@@ -1,0 +1,181 @@
+// ProcessProgram with real processes. The programs are small /bin/sh scripts: a test fixture's
+// convenience; the product itself never runs a shell.
+
+#include "runtime/process_program.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace escouade::runtime {
+namespace {
+
+namespace asio = boost::asio;
+
+bool process_exists(int pid) {
+  return std::filesystem::exists("/proc/" + std::to_string(pid));
+}
+
+// A pid whose /proc entry is gone or a zombie.
+bool process_gone(int pid) {
+  std::error_code ec;
+  auto stat = std::filesystem::path("/proc/" + std::to_string(pid) + "/stat");
+  if (!std::filesystem::exists(stat, ec)) return true;
+  FILE* f = std::fopen(stat.c_str(), "r");
+  if (!f) return true;
+  char buf[512] = {};
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string s(buf, n);
+  auto close = s.rfind(')');
+  return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
+}
+
+class ProcessProgramTest : public ::testing::Test {
+ protected:
+  // As the host does: what a dead plugin leaves behind comes to this process.
+  void SetUp() override { ASSERT_TRUE(platform::become_subreaper()); }
+
+  std::unique_ptr<ProcessProgram> make(std::string script, std::string id = "dev.test.plugin") {
+    ProgramSpec spec;
+    spec.plugin_id = id;
+    spec.command = {"/bin/sh", "-c", std::move(script)};
+    spec.folder = std::filesystem::temp_directory_path();
+    spec.env = {"PATH=/usr/bin:/bin", "ESCOUADE_PLUGIN_ID=" + id};
+    return std::make_unique<ProcessProgram>(io_.get_executor(), spec, context_);
+  }
+
+  ProgramEvents events() {
+    ProgramEvents e;
+    e.output_line = [this](std::string_view l) { out_.emplace_back(l); };
+    e.error_line = [this](std::string_view l) { err_.emplace_back(l); };
+    e.output_too_long = [this](std::size_t) { ++too_long_; };
+    e.exited = [this](const ExitStatus& s) { exit_ = s; };
+    return e;
+  }
+
+  template <class P>
+  void run_until(P done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(done());
+  }
+
+  asio::io_context io_;
+  ProcessContext context_;
+  std::vector<std::string> out_, err_;
+  int too_long_ = 0;
+  std::optional<ExitStatus> exit_;
+};
+
+TEST_F(ProcessProgramTest, LinesInAndOutStderrApartAndTheExit) {
+  auto p = make(R"(read line; echo "got $line"; echo "to stderr" >&2; exit 3)");
+  ASSERT_TRUE(p->start(events()));
+  ASSERT_TRUE(p->pid());
+  p->write_line("hello\n");
+  run_until([&] { return exit_.has_value(); });
+  EXPECT_EQ(out_, std::vector<std::string>{"got hello"});
+  EXPECT_EQ(err_, std::vector<std::string>{"to stderr"});
+  EXPECT_EQ(exit_->code, 3);
+  EXPECT_EQ(exit_->describe(), "exit code 3");
+  EXPECT_FALSE(p->pid());
+}
+
+TEST_F(ProcessProgramTest, RunsInItsFolderWithItsEnvironment) {
+  auto p = make(R"(pwd; echo "$ESCOUADE_PLUGIN_ID")");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return exit_.has_value(); });
+  ASSERT_EQ(out_.size(), 2u);
+  EXPECT_EQ(std::filesystem::path(out_[0]),
+            std::filesystem::canonical(std::filesystem::temp_directory_path()));
+  EXPECT_EQ(out_[1], "dev.test.plugin");
+}
+
+TEST_F(ProcessProgramTest, KilledBySignal) {
+  auto p = make("kill -9 $$");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return exit_.has_value(); });
+  EXPECT_EQ(exit_->signal, 9);
+  EXPECT_EQ(exit_->describe(), "killed by signal 9 (SIGKILL)");
+}
+
+TEST_F(ProcessProgramTest, StopEndsTheTreeWithASetsidGrandchild) {
+  auto p = make(R"(setsid sh -c 'echo $$; exec sleep 1000' & sleep 1000)");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return !out_.empty(); });
+  const int grandchild = std::stoi(out_[0]);
+  ASSERT_TRUE(process_exists(grandchild));
+  auto memory = p->memory_bytes();
+  ASSERT_TRUE(memory);
+  EXPECT_GT(*memory, 0u);
+  p->stop();
+  run_until([&] { return exit_.has_value(); });
+  EXPECT_EQ(exit_->signal, SIGKILL);
+  run_until([&] { return process_gone(grandchild); });
+}
+
+TEST_F(ProcessProgramTest, ExitIsSeenEvenWhenSomethingItStartedHoldsItsOutput) {
+  // The background sleep keeps stdout open; the exit must still come, and the orphan end.
+  auto p = make(R"(sh -c 'echo $$; exec sleep 1000' & sleep 0.2; echo bye; exit 0)");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return exit_.has_value(); });
+  ASSERT_EQ(out_.size(), 2u);
+  EXPECT_EQ(out_[1], "bye");
+  EXPECT_EQ(exit_->code, 0);
+  run_until([&] { return process_gone(std::stoi(out_[0])); });
+}
+
+TEST_F(ProcessProgramTest, LongStderrComesInPiecesAndTheLastLineWithoutNewline) {
+  auto p = make(R"(head -c 40000 /dev/zero | tr '\0' x >&2; printf 'tail' >&2)");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return exit_.has_value(); });
+  std::size_t total = 0;
+  for (const auto& l : err_)
+    total += l.size();
+  EXPECT_EQ(total, 40004u);
+  EXPECT_GE(err_.size(), 3u);
+  EXPECT_EQ(err_.back().substr(err_.back().size() - 4), "tail");
+}
+
+TEST_F(ProcessProgramTest, OversizedOutputLineIsDroppedAndTheNextOneComes) {
+  context_.max_line_bytes = 1024;
+  auto p = make(R"(head -c 5000 /dev/zero | tr '\0' y; echo; echo '{"ok":1}')");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return exit_.has_value(); });
+  EXPECT_EQ(too_long_, 1);
+  EXPECT_EQ(out_, std::vector<std::string>{R"({"ok":1})"});
+}
+
+TEST_F(ProcessProgramTest, AProgramThatCannotStartSaysWhy) {
+  ProgramSpec spec;
+  spec.plugin_id = "dev.test.missing";
+  spec.command = {"./no-such-program"};
+  spec.folder = std::filesystem::temp_directory_path();
+  ProcessProgram p(io_.get_executor(), spec, context_);
+  auto r = p.start(events());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(ProcessProgramTest, DestroyingARunningProgramEndsIt) {
+  auto p = make("echo $$; sleep 1000");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return !out_.empty(); });
+  const int pid = std::stoi(out_[0]);
+  p.reset();
+  EXPECT_TRUE(process_gone(pid));
+  EXPECT_TRUE(context_.known_children.empty());
+}
+
+}  // namespace
+}  // namespace escouade::runtime

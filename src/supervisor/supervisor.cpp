@@ -1,0 +1,547 @@
+#include "supervisor/supervisor.hpp"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <utility>
+
+#include "protocol/gen/methods.hpp"
+#include "protocol/gen/types.hpp"
+
+namespace escouade::supervisor {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using rpc::CallOutcome;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kStderrKept = 10;  // last lines of stderr quoted in a crash report
+
+std::string join_stderr(const std::deque<std::string>& lines) {
+  if (lines.empty()) return "none";
+  std::string out;
+  for (const auto& l : lines) {
+    if (!out.empty()) out += " | ";
+    out += l;
+  }
+  return out;
+}
+
+JournalLevel level_of(proto::LogParamsLevel l) {
+  switch (l) {
+    case proto::LogParamsLevel::debug:
+      return JournalLevel::debug;
+    case proto::LogParamsLevel::info:
+      return JournalLevel::info;
+    case proto::LogParamsLevel::warn:
+      return JournalLevel::warn;
+    case proto::LogParamsLevel::error:
+      return JournalLevel::error;
+  }
+  return JournalLevel::info;
+}
+
+}  // namespace
+
+std::string_view to_string(State s) noexcept {
+  switch (s) {
+    case State::idle:
+      return "idle";
+    case State::starting:
+      return "starting";
+    case State::running:
+      return "running";
+    case State::restarting:
+      return "restarting";
+    case State::stopped:
+      return "stopped";
+    case State::disabled:
+      return "disabled";
+  }
+  return "unknown";
+}
+
+// One call from Escouade to the plugin, from the moment it is made to its one outcome.
+struct Supervisor::CallState {
+  std::string method;
+  std::chrono::milliseconds timeout;
+  Clock::time_point start;
+  rpc::CallDone done;
+  asio::steady_timer deadline;  // while it waits in the queue
+  bool sent = false;
+  bool finished = false;
+
+  explicit CallState(asio::any_io_executor ex) : deadline(std::move(ex)) {}
+};
+
+Supervisor::Supervisor(asio::any_io_executor executor, SupervisorConfig config,
+                       runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status)
+    : executor_(executor),
+      config_(std::move(config)),
+      programs_(programs),
+      journal_(journal),
+      on_status_(std::move(on_status)),
+      memory_timer_(executor),
+      shutdown_timer_(executor) {}
+
+Supervisor::~Supervisor() {
+  *alive_ = false;
+  if (session_) session_->close();
+  if (program_) program_->stop();
+  fail_queue(CallOutcome::Kind::closed);
+}
+
+Status Supervisor::status() const {
+  Status s;
+  s.id = config_.id;
+  s.state = state_;
+  if (program_) s.pid = program_->pid();
+  const auto now = Clock::now();
+  for (auto t : crashes_) {
+    if (now - t <= config_.crash_window) ++s.crashes;
+  }
+  s.reason = reason_;
+  return s;
+}
+
+void Supervisor::set_state(State s, std::string reason) {
+  const bool changed = s != state_ || reason != reason_;
+  state_ = s;
+  reason_ = std::move(reason);
+  if (changed && on_status_) on_status_(status());
+}
+
+int Supervisor::recent_crashes(Clock::time_point now) {
+  while (!crashes_.empty() && now - crashes_.front() > config_.crash_window)
+    crashes_.pop_front();
+  return static_cast<int>(crashes_.size());
+}
+
+// --- messages to the plugin -------------------------------------------------------------
+
+bool Supervisor::notify(const std::string& method, json::value params, bool start_it) {
+  return accept_notification(Queued{method, std::move(params), nullptr, nullptr}, start_it);
+}
+
+bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
+                                bool start_it) {
+  return accept_notification(Queued{method, std::nullopt, nullptr, std::move(line)}, start_it);
+}
+
+bool Supervisor::accept_notification(Queued q, bool start_it) {
+  if (state_ == State::running && session_) {
+    send_queued(std::move(q));
+    return true;
+  }
+  const bool waiting = state_ == State::starting || state_ == State::restarting;
+  if (!waiting && !(start_it && state_ == State::idle && config_.runnable)) return false;
+  enqueue(std::move(q));
+  if (state_ == State::idle) start();
+  return true;
+}
+
+void Supervisor::call(const std::string& method, std::optional<json::value> params,
+                      std::chrono::milliseconds timeout, rpc::CallDone done) {
+  auto c = std::make_shared<CallState>(executor_);
+  c->method = method;
+  c->timeout = timeout;
+  c->start = Clock::now();
+  c->done = std::move(done);
+  if (!config_.runnable || state_ == State::stopped || state_ == State::disabled) {
+    // It does not run and will not start by itself: the default answer applies at once.
+    asio::post(executor_, [this, alive = alive_, c] {
+      if (*alive) finish(c, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
+    });
+    return;
+  }
+  Queued q{method, std::move(params), c, nullptr};
+  if (state_ == State::running && session_) {
+    send_queued(std::move(q));
+    return;
+  }
+  // Its delay runs while it waits for the program to start.
+  c->deadline.expires_after(timeout);
+  c->deadline.async_wait([this, alive = alive_, c](const boost::system::error_code& ec) {
+    if (ec || !*alive || c->sent || c->finished) return;
+    journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
+  });
+  enqueue(std::move(q));
+  if (state_ == State::idle) start();
+}
+
+void Supervisor::attach(const std::string& agent, json::value params, rpc::CallDone done) {
+  // Remembered first: a new process gets it again (handshake_done) before anything else.
+  attachments_[agent] = params;
+  call("agent/attach", std::move(params), rpc::default_timeout("agent/attach"), std::move(done));
+}
+
+void Supervisor::finish(const std::shared_ptr<CallState>& c, CallOutcome outcome) {
+  if (c->finished) return;
+  c->finished = true;
+  c->deadline.cancel();
+  if (c->done) c->done(std::move(outcome));
+}
+
+void Supervisor::enqueue(Queued q) {
+  if (queue_.size() >= config_.queue_limit) {
+    Queued oldest = std::move(queue_.front());
+    queue_.pop_front();
+    if (lost_ == 0) {
+      journal_.warn("the queue of " + std::to_string(config_.queue_limit) +
+                    " messages is full while it starts: the oldest (" + oldest.method +
+                    ") was lost");
+    }
+    ++lost_;
+    if (oldest.call) finish(oldest.call, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
+  }
+  queue_.push_back(std::move(q));
+}
+
+void Supervisor::send_queued(Queued q) {
+  if (!q.call) {
+    if (q.line) {
+      session_->send_encoded(*q.line);
+    } else {
+      session_->notify(q.method, std::move(q.params));
+    }
+    return;
+  }
+  auto c = q.call;
+  if (c->finished) return;  // its delay ran out while it waited
+  c->sent = true;
+  c->deadline.cancel();
+  const auto left =
+      c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - c->start);
+  if (left <= std::chrono::milliseconds(0)) {
+    journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
+    return;
+  }
+  session_->call(
+      c->method, std::move(q.params), left,
+      [this, alive = alive_, c](CallOutcome o) {
+        if (*alive) finish(c, std::move(o));
+      },
+      c->timeout);
+}
+
+void Supervisor::fail_queue(CallOutcome::Kind kind) {
+  auto queue = std::move(queue_);
+  queue_.clear();
+  for (auto& q : queue) {
+    if (q.call) finish(q.call, CallOutcome{kind, {}, {}, Clock::now() - q.call->start});
+  }
+  if (lost_ > 0) {
+    journal_.warn(std::to_string(lost_) + " message" + (lost_ == 1 ? " was" : "s were") +
+                  " lost from a full queue (" + std::to_string(config_.queue_limit) +
+                  " at most) while it started");
+    lost_ = 0;
+  }
+}
+
+// --- starting and the handshake --------------------------------------------------------------
+
+bool Supervisor::start() {
+  intent_ = Intent::none;
+  set_state(state_ == State::restarting ? State::restarting : State::starting, reason_);
+  program_ = programs_.make(config_.program);
+  session_ = std::make_unique<rpc::Session>(
+      executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
+      [this](std::string_view sentence) { journal_.warn(sentence); });
+  session_->serve_notification<proto::method::Log>([this](const proto::LogParams& p) {
+    journal_.write(level_of(p.level), "log: " + p.message);
+  });
+  if (binder_) binder_(*session_);
+
+  runtime::ProgramEvents events;
+  rpc::Session* session = session_.get();
+  events.output_line = [session](std::string_view line) { session->feed_line(line); };
+  events.output_too_long = [session](std::size_t limit) { session->line_too_long(limit); };
+  events.error_line = [this](std::string_view line) {
+    journal_.info("stderr: " + std::string(line));
+    last_stderr_.emplace_back(line);
+    if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
+  };
+  events.exited = [this, alive = alive_](const runtime::ExitStatus& s) {
+    if (*alive) program_exited(s);
+  };
+  last_stderr_.clear();
+  auto started = program_->start(std::move(events));
+  if (!started) {
+    journal_.error("could not start: " + started.error().message);
+    // Counted as a crash: it restarts, and after too many it stops.
+    asio::post(executor_, [this, alive = alive_] {
+      if (*alive) program_exited(runtime::ExitStatus{127, std::nullopt});
+    });
+    return false;
+  }
+  std::string command;
+  for (const auto& a : config_.program.command)
+    command += (command.empty() ? "" : " ") + a;
+  journal_.info("started: pid " + (program_->pid() ? std::to_string(*program_->pid()) : "-") +
+                ", " + command);
+  arm_memory_timer();
+  begin_handshake();
+  return true;
+}
+
+void Supervisor::begin_handshake() {
+  proto::InitializeParams p;
+  p.protocol_version = proto::kProtocolVersion;
+  p.escouade.version = config_.escouade_version;
+  p.plugin.id = config_.id;
+  p.plugin.version = config_.version;
+  p.lang = config_.lang;
+  proto::EscouadeCapabilities caps;
+  auto flag = [&](const char* k) -> std::optional<bool> {
+    const json::value* v = config_.capabilities.if_contains(k);
+    if (v && v->is_bool()) return v->get_bool();
+    return std::nullopt;
+  };
+  caps.batch = flag("batch");
+  caps.secrets = flag("secrets");
+  caps.log = flag("log");
+  caps.attach = flag("attach");
+  p.capabilities = caps;
+  json::value params = json::value_from(p);
+  // What the host announces beyond the schema's four (settings...) goes too.
+  for (const auto& m : config_.capabilities) {
+    params.at("capabilities").as_object()[m.key()] = m.value();
+  }
+  session_->call("initialize", std::move(params), rpc::default_timeout("initialize"),
+                 [this, alive = alive_](CallOutcome o) {
+                   if (*alive) handshake_done(std::move(o));
+                 });
+}
+
+void Supervisor::handshake_done(CallOutcome o) {
+  const std::string this_speaks =
+      "this Escouade speaks version " + std::to_string(proto::kProtocolVersion);
+  switch (o.kind) {
+    case CallOutcome::Kind::closed:
+      return;  // it ended first: program_exited tells
+    case CallOutcome::Kind::timeout:
+      stop_program(Intent::stop,
+                   "it did not answer initialize within " +
+                       std::to_string(rpc::default_timeout("initialize").count() / 1000) + " s");
+      return;
+    case CallOutcome::Kind::error:
+      stop_program(Intent::stop, "it answered initialize with the error " +
+                                     std::to_string(o.error.code) + ": " + o.error.message);
+      return;
+    case CallOutcome::Kind::result:
+      break;
+  }
+  const json::value* version =
+      o.result.is_object() ? o.result.as_object().if_contains("protocolVersion") : nullptr;
+  if (!version || !version->is_int64()) {
+    stop_program(Intent::stop,
+                 "its answer to initialize gives no protocol version; " + this_speaks);
+    return;
+  }
+  if (version->get_int64() != proto::kProtocolVersion) {
+    stop_program(Intent::stop, "it speaks version " + std::to_string(version->get_int64()) +
+                                   " of the protocol; " + this_speaks);
+    return;
+  }
+  const json::value* caps = o.result.as_object().if_contains("capabilities");
+  journal_.info("answered initialize: protocol " + std::to_string(version->get_int64()) +
+                ", capabilities " + (caps ? json::serialize(*caps) : std::string("none")));
+  if (!caps || !caps->is_object()) {
+    journal_.warn("its answer to initialize has no capabilities object");
+  }
+  set_state(State::running);
+  // What each agent attached goes first, then what waited, in order.
+  for (const auto& [agent, params] : attachments_) {
+    bool queued = false;
+    for (const auto& q : queue_) {
+      queued = queued || (q.call && q.method == "agent/attach" && q.params == params);
+    }
+    if (queued) continue;  // its own call is in the queue and goes below
+    session_->call("agent/attach", params, rpc::default_timeout("agent/attach"),
+                   [this, alive = alive_, agent = agent](CallOutcome r) {
+                     if (*alive && !r.ok()) {
+                       journal_.warn("agent/attach of " + agent +
+                                     " was not taken again after "
+                                     "the restart");
+                     }
+                   });
+  }
+  std::deque<Queued> queue;
+  queue.swap(queue_);
+  // Attachments first among the queued ones too.
+  std::stable_partition(queue.begin(), queue.end(),
+                        [](const Queued& q) { return q.method == "agent/attach"; });
+  for (auto& q : queue) {
+    if (state_ != State::running || !session_) {
+      queue_.push_back(std::move(q));
+      continue;
+    }
+    send_queued(std::move(q));
+  }
+  if (lost_ > 0) fail_queue(CallOutcome::Kind::closed);
+}
+
+// --- ends ------------------------------------------------------------------------------------
+
+void Supervisor::stop_program(Intent intent, std::string reason) {
+  intent_ = intent;
+  intent_reason_ = std::move(reason);
+  if (program_) {
+    program_->stop();
+    return;
+  }
+  // Nothing runs: the end applies now.
+  program_exited(runtime::ExitStatus{});
+}
+
+void Supervisor::program_exited(const runtime::ExitStatus& st) {
+  memory_timer_.cancel();
+  shutdown_timer_.cancel();
+  if (session_) session_->close();  // calls under way: their default answers apply
+  // The program is destroyed after this event returns, never inside its own callback.
+  if (program_)
+    asio::post(executor_, [p = std::shared_ptr<runtime::Program>(std::move(program_))] {});
+  if (session_) asio::post(executor_, [s = std::shared_ptr<rpc::Session>(std::move(session_))] {});
+
+  const Intent intent = std::exchange(intent_, Intent::none);
+  const bool ran = st.code || st.signal;
+  switch (intent) {
+    case Intent::stop:
+      journal_.error(intent_reason_.rfind("stopped", 0) == 0 ? intent_reason_
+                                                             : "stopped: " + intent_reason_);
+      fail_queue(CallOutcome::Kind::closed);
+      set_state(State::stopped, intent_reason_);
+      return;
+    case Intent::disable:
+      if (ran) journal_.info("stopped: switched off");
+      fail_queue(CallOutcome::Kind::closed);
+      set_state(State::disabled, "switched off");
+      return;
+    case Intent::shutdown: {
+      if (ran) journal_.info("ended: " + st.describe() + ", Escouade closing");
+      fail_queue(CallOutcome::Kind::closed);
+      set_state(State::stopped, "Escouade closed");
+      if (auto done = std::move(shutdown_done_)) done();
+      return;
+    }
+    case Intent::recycle:
+      if (ran) journal_.info("stopped: " + intent_reason_);
+      fail_queue(CallOutcome::Kind::closed);
+      set_state(State::idle);
+      return;
+    case Intent::restart:
+      crashes_.clear();
+      if (ran) journal_.info("ended for a restart: " + st.describe());
+      set_state(State::starting);
+      start();
+      return;
+    case Intent::none:
+      break;
+  }
+
+  // A crash.
+  const auto now = Clock::now();
+  crashes_.push_back(now);
+  const int crashes = recent_crashes(now);
+  journal_.error("crashed: " + st.describe() +
+                 "; last lines of stderr: " + join_stderr(last_stderr_));
+  if (crashes > config_.restarts_allowed) {
+    const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(config_.crash_window);
+    const std::string reason = "stopped after " + std::to_string(crashes) + " crashes within " +
+                               std::to_string(minutes.count()) + " minute" +
+                               (minutes.count() == 1 ? "" : "s");
+    journal_.error(reason);
+    fail_queue(CallOutcome::Kind::closed);
+    set_state(State::stopped, reason);
+    return;
+  }
+  set_state(State::restarting, "crashed: " + st.describe());
+  asio::post(executor_, [this, alive = alive_] {
+    if (*alive && state_ == State::restarting && !program_) start();
+  });
+}
+
+void Supervisor::restart() {
+  journal_.info("restart asked: crashes forgotten");
+  crashes_.clear();
+  if (program_) {
+    stop_program(Intent::restart, "restart");
+    return;
+  }
+  if (!config_.runnable) {
+    journal_.warn("not restarted: it has nothing to run (no run or no activation)");
+    return;
+  }
+  set_state(State::starting);
+  start();
+}
+
+void Supervisor::set_enabled(bool enabled) {
+  if (!enabled) {
+    if (state_ == State::disabled) return;
+    if (program_) {
+      stop_program(Intent::disable, "switched off");
+    } else {
+      fail_queue(CallOutcome::Kind::closed);
+      set_state(State::disabled, "switched off");
+    }
+    return;
+  }
+  if (state_ == State::disabled) set_state(State::idle);
+}
+
+void Supervisor::recycle(std::string reason) {
+  if (program_) stop_program(Intent::recycle, std::move(reason));
+}
+
+void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done) {
+  if (!program_) {
+    fail_queue(CallOutcome::Kind::closed);
+    if (done) done();
+    return;
+  }
+  intent_ = Intent::shutdown;
+  shutdown_done_ = std::move(done);
+  shutdown_timer_.expires_at(deadline);
+  shutdown_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (ec || !*alive || !program_) return;
+    journal_.warn("did not end within the second given at closing: its processes were ended");
+    program_->stop();
+  });
+  if (state_ != State::running || !session_) {
+    program_->stop();  // still in its handshake: nothing but initialize may reach it
+    return;
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  session_->call("shutdown", std::nullopt, std::max(left, std::chrono::milliseconds(1)),
+                 [this, alive = alive_](CallOutcome o) {
+                   if (*alive && o.ok()) journal_.info("answered shutdown");
+                 });
+}
+
+// --- memory ----------------------------------------------------------------------------------
+
+void Supervisor::arm_memory_timer() {
+  memory_timer_.expires_after(config_.memory_period);
+  memory_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (ec || !*alive || !program_) return;
+    check_memory();
+    if (program_ && intent_ == Intent::none) arm_memory_timer();
+  });
+}
+
+void Supervisor::check_memory() {
+  auto bytes = program_->memory_bytes();
+  if (!bytes || *bytes <= config_.memory_limit_bytes) return;
+  constexpr std::uint64_t kMB = 1024 * 1024;
+  stop_program(Intent::stop, "stopped: " + std::to_string(*bytes / kMB) +
+                                 " MB of memory, past the limit of " +
+                                 std::to_string(config_.memory_limit_bytes / kMB) + " MB");
+}
+
+}  // namespace escouade::supervisor

@@ -1,0 +1,154 @@
+#pragma once
+
+// One Supervisor per plugin: it starts the plugin's program at its first activation, holds the
+// handshake, queues what comes while it starts, gives every call its delay, restarts it after a
+// crash (3 times within 5 minutes), watches its memory, and closes it. It journals each of
+// these, and reports each change of state.
+//
+// Thread: the host's thread (the executor given); no method may be called from another.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "journal/journal.hpp"
+#include "rpc/session.hpp"
+#include "runtime/program.hpp"
+
+namespace escouade::supervisor {
+
+enum class State { idle, starting, running, restarting, stopped, disabled };
+std::string_view to_string(State s) noexcept;
+
+struct Status {
+  std::string id;
+  State state = State::idle;
+  std::optional<int> pid;
+  int crashes = 0;     // within the crash window
+  std::string reason;  // why it stopped (or the last crash), in English
+};
+
+struct SupervisorConfig {
+  std::string id;
+  std::string version;
+  // What to run; `runnable` false (no run, or no activation): it never starts and calls get
+  // their default answers.
+  runtime::ProgramSpec program;
+  bool runnable = true;
+  std::string escouade_version;
+  std::string lang = "en";
+  // What Escouade announces in initialize (EscouadeCapabilities).
+  boost::json::object capabilities;
+  std::uint64_t memory_limit_bytes = 1024ull * 1024 * 1024;
+  std::chrono::milliseconds memory_period{2000};
+  std::size_t queue_limit = 256;
+  int restarts_allowed = 3;  // a crash restarts it this many times within the window
+  std::chrono::seconds crash_window{300};
+};
+
+class Supervisor {
+ public:
+  using StatusChanged = std::function<void(const Status&)>;
+  // Binds the host's handlers on each new session with the plugin (one per run).
+  using Binder = std::function<void(rpc::Session&)>;
+
+  Supervisor(boost::asio::any_io_executor executor, SupervisorConfig config,
+             runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status);
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  void set_binder(Binder binder) { binder_ = std::move(binder); }
+
+  // A notification. When the program does not run: `start` (an activation) starts it and the
+  // notification waits in the queue; otherwise it is not delivered. Returns whether it was sent
+  // or queued.
+  bool notify(const std::string& method, boost::json::value params, bool start);
+  // The same for a notification already encoded once for every plugin it goes to (a fact).
+  // `method` names it in the journal.
+  bool notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
+                      bool start);
+  // A call, with its delay counted from now (the time in the queue included). Starts the
+  // program when it does not run. `done` is called once; on timeout, a crash or a stopped
+  // plugin, the caller applies its default answer.
+  void call(const std::string& method, std::optional<boost::json::value> params,
+            std::chrono::milliseconds timeout, rpc::CallDone done);
+  // agent/attach: sent like a call, and remembered per agent (`agent`) so that a new process
+  // gets the last one of each agent again before any other message.
+  void attach(const std::string& agent, boost::json::value params, rpc::CallDone done);
+
+  // The app's restart: crashes forgotten, the program (re)started now.
+  void restart();
+  // Switched off (disabled: stopped, refuses everything) or on again (idle until activated).
+  void set_enabled(bool enabled);
+  // Stops the program, not as a crash, and leaves the plugin idle: the next activation starts
+  // a new one with the manifest and permissions of now (switched off for one project).
+  void recycle(std::string reason);
+  // Sends shutdown and waits for the answer and the exit until `deadline`, then ends the
+  // program's tree. `done` is called once it no longer runs.
+  void shutdown(std::chrono::steady_clock::time_point deadline, std::function<void()> done);
+
+  Status status() const;
+  const SupervisorConfig& config() const noexcept { return config_; }
+
+ private:
+  struct CallState;
+  struct Queued {
+    std::string method;
+    std::optional<boost::json::value> params;
+    std::shared_ptr<CallState> call;          // null for a notification
+    std::shared_ptr<const std::string> line;  // a notification encoded once for many
+  };
+  enum class Intent { none, stop, restart, shutdown, disable, recycle };
+
+  bool start();
+  bool accept_notification(Queued q, bool start_it);
+  void begin_handshake();
+  void handshake_done(rpc::CallOutcome outcome);
+  void send_queued(Queued q);
+  void enqueue(Queued q);
+  void program_exited(const runtime::ExitStatus& status);
+  void stop_program(Intent intent, std::string reason);
+  void set_state(State s, std::string reason = {});
+  void arm_memory_timer();
+  void check_memory();
+  void fail_queue(rpc::CallOutcome::Kind kind);
+  void finish(const std::shared_ptr<CallState>& c, rpc::CallOutcome outcome);
+  int recent_crashes(std::chrono::steady_clock::time_point now);
+
+  boost::asio::any_io_executor executor_;
+  SupervisorConfig config_;
+  runtime::ProgramFactory& programs_;
+  Journal& journal_;
+  StatusChanged on_status_;
+  Binder binder_;
+
+  State state_ = State::idle;
+  std::string reason_;
+  std::unique_ptr<runtime::Program> program_;
+  std::unique_ptr<rpc::Session> session_;
+  std::deque<Queued> queue_;
+  std::size_t lost_ = 0;  // messages dropped from a full queue since the last report
+  std::deque<std::chrono::steady_clock::time_point> crashes_;
+  std::deque<std::string> last_stderr_;
+  // The last agent/attach of each agent, and the calls waiting for it to be sent again.
+  std::map<std::string, boost::json::value> attachments_;
+  Intent intent_ = Intent::none;
+  std::string intent_reason_;
+  std::function<void()> shutdown_done_;
+  boost::asio::steady_timer memory_timer_;
+  boost::asio::steady_timer shutdown_timer_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace escouade::supervisor

@@ -1,0 +1,126 @@
+// The host through its C++ API (what an app linking libescouade-plugins does), with real plugin
+// processes: the same behaviours as through escouade-host, without the app's pipe.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <optional>
+
+#include "host/host.hpp"
+#include "host_client.hpp"
+#include "platform/process.hpp"
+#include "runtime/process_program.hpp"
+
+namespace escouade::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+class HostApi : public ::testing::Test {
+ protected:
+  HostApi() : programs_(io_.get_executor(), context_) {
+    (void)platform::become_subreaper();
+    host::HostConfig config;
+    config.data_dir = data_.path();
+    config.base_env = {"PATH=/usr/bin:/bin"};
+    host_ = std::make_unique<host::Host>(
+        io_.get_executor(), config, programs_,
+        [this](const supervisor::Status& s) { statuses_.push_back(s); });
+  }
+  ~HostApi() override {
+    bool closed = false;
+    host_->shutdown([&] { closed = true; });
+    run_until([&] { return closed; });
+  }
+
+  std::string load(const PluginSpec& spec) {
+    auto loaded = host_->load(make_plugin(plugins_.path(), spec));
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    EXPECT_TRUE(host_->enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
+    return loaded->id;
+  }
+
+  Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
+    std::optional<Result<json::value>> out;
+    host_->call(id, method, std::move(params), std::nullopt,
+                [&](Result<json::value> r) { out = std::move(r); });
+    run_until([&] { return out.has_value(); });
+    return *out;
+  }
+
+  template <class P>
+  void run_until(P done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(done());
+  }
+
+  TempDir data_;
+  TempDir plugins_;
+  asio::io_context io_;
+  runtime::ProcessContext context_;
+  runtime::ProcessProgramFactory programs_;
+  std::vector<supervisor::Status> statuses_;
+  std::unique_ptr<host::Host> host_;
+};
+
+TEST_F(HostApi, ADecisionThroughTheApi) {
+  auto id = load({"dev.api.guard"});
+  auto deny =
+      call(id, "permissions/decide",
+           json::parse(R"({"request":{"id":"r","kind":"command","input":{"command":"rm -rf /"}},)"
+                       R"("project":{"id":"p1","name":"Project One","private":false}})"));
+  ASSERT_TRUE(deny) << deny.error().message;
+  EXPECT_EQ(deny->at("decision"), "deny");
+  auto st = host_->status(id);
+  ASSERT_TRUE(st);
+  EXPECT_EQ((*st)[0].state, supervisor::State::running);
+  ASSERT_TRUE((*st)[0].pid);
+}
+
+TEST_F(HostApi, FactsReachTheirPluginInOrder) {
+  auto id = load({"dev.api.facts"});
+  for (int seq = 1; seq <= 50; ++seq) {
+    auto delivered = host_->publish(fact("agent.status", seq));
+    ASSERT_TRUE(delivered);
+    EXPECT_EQ(*delivered, std::vector<std::string>{id});
+  }
+  auto facts = call(id, "test/facts", json::object{});
+  ASSERT_TRUE(facts);
+  ASSERT_EQ(facts->as_array().size(), 50u);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(facts->at(i).as_int64(), i + 1);
+  // Another project's fact does not reach it.
+  auto other = host_->publish(fact("agent.status", 51, "p2"));
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(other->empty());
+}
+
+TEST_F(HostApi, StatusChangesAreReported) {
+  auto id = load({"dev.api.status", "wrong-version"});
+  auto r = call(id, "test/echo", json::object{});
+  EXPECT_FALSE(r);
+  run_until(
+      [&] { return !statuses_.empty() && statuses_.back().state == supervisor::State::stopped; });
+  EXPECT_EQ(statuses_.back().reason,
+            "it speaks version 2 of the protocol; this Escouade speaks version 1");
+  auto journal = host_->journal(id, 500);
+  ASSERT_TRUE(journal);
+  EXPECT_FALSE(journal->empty());
+}
+
+TEST_F(HostApi, UnknownIdsAreRefused) {
+  EXPECT_EQ(host_->restart("dev.nope").error().code, -32602);
+  EXPECT_EQ(host_->status(std::string_view("dev.nope")).error().code, -32602);
+  auto r = call("dev.nope", "test/echo", json::object{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "no plugin dev.nope is loaded");
+}
+
+}  // namespace
+}  // namespace escouade::testing
