@@ -32,7 +32,14 @@ echo "(exit code $rc: lint fails when it finds a problem, as a CI step would wan
 
 cat <<'TEXT'
 
-== 3. What the codec costs, beside a raw pipe round trip measured now on this machine
+== 3. escouade-host, driven as an app drives it: a guard that decides, a plugin that crashes
+   at each start (3 restarts, then stopped), one that speaks protocol 2, then closing.
+TEXT
+scripts/demo-host.sh
+
+cat <<'TEXT'
+
+== 4. What the codec costs, beside a raw pipe round trip measured now on this machine
 TEXT
 "$bench/bench_pipe_floor" --iterations 20000
 "$bench/bench_codec" --benchmark_min_time=0.2 \

@@ -135,7 +135,6 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
                    p->manifest.folder.string());
   p->supervisor = std::make_unique<supervisor::Supervisor>(
       executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_);
-  if (p->projects.empty()) p->supervisor->set_enabled(false);
 
   Loaded out;
   out.id = id;

@@ -147,9 +147,29 @@ int tree() {
   linger();
 }
 
+// leader -> b (setsid) -> c; the leader exits at the end of its input, as plugins do. Were it to
+// exit while the host dies, b would go to init, out of the tree.
+int detached() {
+  say("leader %d", static_cast<int>(::getpid()));
+  if (::fork() == 0) {
+    ::setsid();
+    say("b %d", static_cast<int>(::getpid()));
+    if (::fork() == 0) {
+      say("c %d", static_cast<int>(::getpid()));
+      linger();
+    }
+    linger();
+  }
+  char byte;
+  while (::read(0, &byte, 1) > 0) {
+  }
+  return 0;
+}
+
 // Processes that keep forking and exiting, fast: most live a few milliseconds, so the tree is
 // never the same twice and a single scan of it always misses the newest. At most kLive at once,
-// kForks in all, and none past the safety deadline.
+// kForks in all, and none past the safety deadline. `pause_us`: the pause of each process
+// between two rounds (500 by default; 0 for a storm).
 int forker(int pause_us) {
   constexpr int kLive = 50;
   constexpr int kForks = 200000;
@@ -228,6 +248,7 @@ int main(int argc, char** argv) {
   if (mode == "state") return show_state();
   if (mode == "orphan") return orphan();
   if (mode == "tree") return tree();
+  if (mode == "detached") return detached();
   if (mode == "forker") return forker(argc > 2 ? std::atoi(argv[2]) : 500);
   if (mode == "alloc") return alloc(argc > 2 ? std::atoi(argv[2]) : 100);
   if (mode == "orphan-exit") return orphan_exit();

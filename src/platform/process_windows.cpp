@@ -447,11 +447,11 @@ Reaper& Reaper::operator=(Reaper&& other) noexcept {
 
 Reaper::~Reaper() = default;
 
-Result<void> Reaper::send_line(const char*, int) {
+Result<void> Reaper::send_line(const char*, int, std::span<const int>) {
   return {};
 }
 
-Result<void> Reaper::add(int) {
+Result<void> Reaper::add(int, std::span<const int>) {
   return {};
 }
 

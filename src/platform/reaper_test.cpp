@@ -146,6 +146,38 @@ TEST_F(ReaperTest, ClosingForgetsTheLeadersAndLeavesThemRunning) {
   EXPECT_FALSE(gone(second.pid));
 }
 
+// The pipes among a process's descriptors, by /proc.
+int pipes_held_by(int pid) {
+  int pipes = 0;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code link_ec;
+    if (std::filesystem::read_symlink(entry.path(), link_ec).string().starts_with("pipe:")) {
+      ++pipes;
+    }
+  }
+  return pipes;
+}
+
+TEST_F(ReaperTest, TheWatchdogHoldsALeadersPipesUntilItIsRemoved) {
+  auto reaper = start_reaper();
+  ASSERT_TRUE(reaper) << reaper.error().message;
+  Spawned leader = start_fixture({"sleep"});
+  ASSERT_GT(leader.pid, 0);
+  const int pipes[] = {leader.stdin_fd, leader.stdout_fd, leader.stderr_fd};
+  ASSERT_TRUE(reaper->add(leader.pid, pipes));
+  EXPECT_TRUE(eventually([&] { return pipes_held_by(reaper->pid()) == 3; }))
+      << pipes_held_by(reaper->pid());
+  ASSERT_TRUE(reaper->remove(leader.pid));
+  EXPECT_TRUE(eventually([&] { return pipes_held_by(reaper->pid()) == 0; }))
+      << pipes_held_by(reaper->pid());
+  const auto status = reaper->close();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0);
+  EXPECT_FALSE(gone(leader.pid)) << "removed, it was left alone";
+}
+
 TEST_F(ReaperTest, AnInactiveReaperDoesNothing) {
   Reaper reaper;
   EXPECT_FALSE(reaper.active());
@@ -219,6 +251,55 @@ TEST_P(ReaperHostDeathTest, TheWatchdogEndsThePluginTreeWhenTheHostDies) {
       << "the watchdog lingers: " << testing::describe_process(pids["watchdog"]);
   EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }))
       << "left: " << ::testing::PrintToString(testing::tagged_processes(tag_));
+}
+
+TEST_P(ReaperHostDeathTest, TheLeaderKeepsItsPipesUntilItsTreeIsEnded) {
+  // The leader exits at the end of its input. Had it seen that end when the host died, it would
+  // have exited before the watchdog acted, and b (another session) would have gone to init, out
+  // of its tree. The watchdog holds copies of the host's ends of its pipes.
+  const HostDeath death = GetParam();
+  const std::vector<std::string> env = tagged_env();
+  int host = -1;
+  const int report_fd = fork_host(
+      [&](int out) {
+        auto reaper = start_reaper();
+        if (!reaper) return put(out, "error " + reaper.error().message);
+        put(out, "watchdog " + std::to_string(reaper->pid()));
+        auto leader = spawn({{testing::fixture_path(), "detached"}, {}, env});
+        if (!leader) return put(out, "error " + leader.error().message);
+        const int pipes[] = {leader->stdin_fd, leader->stdout_fd, leader->stderr_fd};
+        (void)pipes; if (!reaper->add(leader->pid)) return put(out, "error add");
+        LineReader tree(leader->stdout_fd);
+        for (int i = 0; i < 3; ++i)
+          put(out, tree.next().value_or("error tree"));
+        if (death == HostDeath::kExits) ::_exit(0);
+        put(out, "ready");
+        ::close(out);
+        ::pause();
+      },
+      host);
+  ASSERT_GE(report_fd, 0);
+  LineReader report(report_fd);
+  std::map<std::string, int> pids;
+  for (int i = 0; i < 4; ++i) {
+    const auto line = report.next();
+    ASSERT_TRUE(line) << "the host said too little";
+    ASSERT_FALSE(line->starts_with("error")) << *line;
+    const std::size_t space = line->find(' ');
+    pids[line->substr(0, space)] = std::stoi(line->substr(space + 1));
+  }
+  forget_later(pids["watchdog"]);
+  if (death == HostDeath::kIsKilled) {
+    ASSERT_EQ(report.next(), "ready");
+    ::kill(host, SIGKILL);
+  }
+
+  for (const char* role : {"leader", "b", "c"}) {
+    EXPECT_TRUE(eventually([&] { return gone(pids[role]); }))
+        << role << " survived the host: " << testing::describe_process(pids[role]);
+  }
+  EXPECT_TRUE(eventually([&] { return gone(pids["watchdog"]); }));
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Reaper, ReaperHostDeathTest,
