@@ -53,8 +53,7 @@ void answer(rpc::Reply& reply, const Result<void>& r) {
 }  // namespace
 
 AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<void()> stopped)
-    : io_(io),
-      in_(io, in_fd),
+    : in_(io, in_fd),
       out_(io, out_fd),
       stopped_(std::move(stopped)),
       session_(

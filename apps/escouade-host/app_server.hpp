@@ -39,7 +39,6 @@ class AppServer {
   void write_next();
   void close_host();
 
-  boost::asio::io_context& io_;
   boost::asio::posix::stream_descriptor in_;
   boost::asio::posix::stream_descriptor out_;
   std::function<void()> stopped_;

@@ -57,33 +57,38 @@ void close_pipes(Leader& l) {
   l.pipes.clear();
 }
 
-// The watchdog's commands, one a line: "add <pid>" (its pipes, if any, came with the line as
-// SCM_RIGHTS and wait in `received`) and "del <pid>".
+// The watchdog's commands, one a line: "add <pid>", "add <pid> <n>" (n descriptors, the
+// leader's pipes, came with the line as SCM_RIGHTS and wait, in order, in `received`) and
+// "del <pid>".
 void apply(std::string_view line, std::map<int, Leader>& leaders,
            std::vector<std::vector<int>>& received) {
   const std::size_t space = line.find(' ');
-  if (space == std::string_view::npos) return;
   const std::string_view verb = line.substr(0, space);
-  std::string_view number = line.substr(space + 1);
-  // "add <pid> <n>": n descriptors came with the line.
+  std::string_view number = space == std::string_view::npos ? "" : line.substr(space + 1);
   std::size_t attached = 0;
   if (const std::size_t second = number.find(' '); second != std::string_view::npos) {
     const std::string_view count = number.substr(second + 1);
     std::from_chars(count.data(), count.data() + count.size(), attached);
     number = number.substr(0, second);
   }
+  // The descriptors of this line are taken whatever the line says, so that the next line's
+  // are still next.
+  Leader incoming;
+  if (attached > 0 && !received.empty()) {
+    incoming.pipes = std::move(received.front());
+    received.erase(received.begin());
+  }
   int pid = 0;
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), pid);
-  if (ec != std::errc() || end != number.data() + number.size() || pid <= 1) return;
-  if (verb == "add" && !leaders.count(pid)) {
+  const bool valid = ec == std::errc() && end == number.data() + number.size() && pid > 1;
+  if (valid && verb == "add" && !leaders.count(pid)) {
     // The leader is still a child of the host, not reaped: the handle is surely its own.
-    Leader& l = leaders[pid];
-    l.handle = open_process_handle(pid);
-    if (attached > 0 && !received.empty()) {
-      l.pipes = std::move(received.front());
-      received.erase(received.begin());
-    }
-  } else if (verb == "del") {
+    incoming.handle = open_process_handle(pid);
+    leaders[pid] = std::move(incoming);
+    return;
+  }
+  close_pipes(incoming);
+  if (valid && verb == "del") {
     const auto it = leaders.find(pid);
     if (it == leaders.end()) return;
     if (it->second.handle >= 0) ::close(it->second.handle);

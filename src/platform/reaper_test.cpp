@@ -167,6 +167,13 @@ TEST_F(ReaperTest, TheWatchdogHoldsALeadersPipesUntilItIsRemoved) {
   ASSERT_GT(leader.pid, 0);
   const int pipes[] = {leader.stdin_fd, leader.stdout_fd, leader.stderr_fd};
   ASSERT_TRUE(reaper->add(leader.pid, pipes));
+  ASSERT_TRUE(reaper->add(leader.pid, pipes)) << "twice: the copies of the second are dropped";
+  Spawned other = start_fixture({"sleep"});
+  const int other_pipes[] = {other.stdout_fd};
+  ASSERT_TRUE(reaper->add(other.pid, other_pipes));
+  EXPECT_TRUE(eventually([&] { return pipes_held_by(reaper->pid()) == 4; }))
+      << pipes_held_by(reaper->pid());
+  ASSERT_TRUE(reaper->remove(other.pid));
   EXPECT_TRUE(eventually([&] { return pipes_held_by(reaper->pid()) == 3; }))
       << pipes_held_by(reaper->pid());
   ASSERT_TRUE(reaper->remove(leader.pid));
@@ -268,7 +275,7 @@ TEST_P(ReaperHostDeathTest, TheLeaderKeepsItsPipesUntilItsTreeIsEnded) {
         auto leader = spawn({{testing::fixture_path(), "detached"}, {}, env});
         if (!leader) return put(out, "error " + leader.error().message);
         const int pipes[] = {leader->stdin_fd, leader->stdout_fd, leader->stderr_fd};
-        (void)pipes; if (!reaper->add(leader->pid)) return put(out, "error add");
+        if (!reaper->add(leader->pid, pipes)) return put(out, "error add");
         LineReader tree(leader->stdout_fd);
         for (int i = 0; i < 3; ++i)
           put(out, tree.next().value_or("error tree"));

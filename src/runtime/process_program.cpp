@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <optional>
 #include <string>
 
 #include "base/utf8.hpp"
@@ -21,6 +22,9 @@ namespace {
 
 // A line of stderr longer than this comes in pieces: stderr is free text, kept, not refused.
 constexpr std::size_t kStderrPiece = 16 * 1024;
+// After its exit, how long its pipes may stay open (held by something out of its tree) before
+// its end is delivered anyway.
+constexpr std::chrono::milliseconds kLinger{2000};
 // Without a pidfd (kernels before 5.3), how often to look whether the process ended.
 constexpr std::chrono::milliseconds kExitPoll{50};
 
@@ -36,6 +40,10 @@ struct ProcessProgram::State {
   bool alive = true;      // false once the owner is destroyed
   bool running = false;   // started, not yet reaped
   bool finished = false;  // `exited` delivered
+  bool out_done = false;  // its output reached its end (or failed)
+  bool err_done = false;
+  std::optional<platform::ExitStatus> status;  // reaped, `exited` not yet delivered
+  std::unique_ptr<asio::steady_timer> linger;  // bounds the wait for the pipes' ends
   std::unique_ptr<Descriptor> in, out, err, pidfd;
   std::unique_ptr<asio::steady_timer> poll;
   proto::LineFramer framer;
@@ -128,12 +136,16 @@ std::optional<std::uint64_t> ProcessProgram::memory_bytes() const {
 
 namespace {
 
+void try_finish(const StatePtr& s);
+
 void read_output(const StatePtr& s) {
   s->out->async_read_some(asio::buffer(s->out_buf),
                           [s](boost::system::error_code ec, std::size_t n) {
                             if (!s->alive || s->finished) return;
                             if (n > 0) s->output(std::string_view(s->out_buf.data(), n));
-                            if (!ec) read_output(s);
+                            if (!ec) return read_output(s);
+                            s->out_done = true;
+                            try_finish(s);
                           });
 }
 
@@ -142,7 +154,9 @@ void read_errors(const StatePtr& s) {
                           [s](boost::system::error_code ec, std::size_t n) {
                             if (!s->alive || s->finished) return;
                             if (n > 0) s->error_text(std::string_view(s->err_buf.data(), n), false);
-                            if (!ec) read_errors(s);
+                            if (!ec) return read_errors(s);
+                            s->err_done = true;
+                            try_finish(s);
                           });
 }
 
@@ -180,6 +194,20 @@ void drain(Descriptor* d, F&& deliver) {
   }
 }
 
+// Delivers `exited` once the process is reaped and both pipes reached their end: every line it
+// wrote comes first, in order.
+void try_finish(const StatePtr& s) {
+  if (s->finished || !s->status || !s->out_done || !s->err_done) return;
+  if (s->linger) s->linger->cancel();
+  s->error_text({}, true);
+  if (std::string rest = s->framer.finish(); !rest.empty() && s->events.output_line) {
+    s->events.output_line(rest);
+  }
+  s->finished = true;
+  auto exited = s->events.exited;
+  if (exited) exited(*s->status);
+}
+
 void ended(const StatePtr& s, const platform::ExitStatus& status) {
   s->running = false;
   auto& ctx = s->context;
@@ -195,18 +223,22 @@ void ended(const StatePtr& s, const platform::ExitStatus& status) {
     platform::reap_adopted(ctx.known_children);
   }
   platform::reap_adopted(ctx.known_children);
-  for (auto* d : {s->out.get(), s->err.get(), s->in.get()}) {
-    if (d) d->cancel();
-  }
-  drain(s->out.get(), [&](std::string_view b) { s->output(b); });
-  drain(s->err.get(), [&](std::string_view b) { s->error_text(b, false); });
-  s->error_text({}, true);
-  if (std::string rest = s->framer.finish(); !rest.empty() && s->events.output_line) {
-    s->events.output_line(rest);
-  }
-  s->finished = true;
-  auto exited = s->events.exited;
-  if (exited) exited(status);
+  s->status = status;
+  // Its pipes end once nothing holds them; something out of reach (a process that left its
+  // tree and changed its environment) may hold them longer: after a bound, what was written
+  // is read without waiting and the end is delivered anyway.
+  s->linger = std::make_unique<asio::steady_timer>(s->executor, kLinger);
+  s->linger->async_wait([s](boost::system::error_code ec) {
+    if (ec || !s->alive || s->finished) return;
+    for (auto* d : {s->out.get(), s->err.get()}) {
+      if (d) d->cancel();
+    }
+    drain(s->out.get(), [&](std::string_view b) { s->output(b); });
+    drain(s->err.get(), [&](std::string_view b) { s->error_text(b, false); });
+    s->out_done = s->err_done = true;
+    try_finish(s);
+  });
+  try_finish(s);
 }
 
 void watch_exit(const StatePtr& s) {
