@@ -7,6 +7,7 @@
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json, run beside it.
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -177,24 +178,21 @@ void bench_cold(int starts) {
               pct(ms, 0.5), pct(ms, 0.99));
 }
 
-long resident_kb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return 0;
+// Bytes the allocator has handed out and not taken back: resident memory moves by pages and
+// keeps what earlier benchmarks freed, so it cannot see a few kilobytes a plugin.
+long heap_bytes() {
+  return static_cast<long>(mallinfo2().uordblks);
 }
 
 void bench_idle(int plugins) {
   Rig rig;
   rig.add("dev.bench.idle.warm");
-  const long before = resident_kb();
+  const long before = heap_bytes();
   for (int i = 0; i < plugins; ++i)
     rig.add("dev.bench.idle" + std::to_string(i));
-  const long after = resident_kb();
+  const long after = heap_bytes();
   std::printf("{\"bench\":\"idle_plugin_memory\",\"plugins\":%d,\"kb_per_plugin\":%.1f}\n", plugins,
-              static_cast<double>(after - before) / plugins);
+              static_cast<double>(after - before) / 1024.0 / plugins);
 }
 
 // The app's view: escouade-host as a child, host/call over its stdin and stdout.

@@ -17,6 +17,9 @@ for mode in "" "--json"; do
   "$bin/bench_pipe_floor" --stream 500000 $mode | tee -a "$out/floor.jsonl"
 done
 
+echo "== the host with real plugin processes (bench_host)"
+"$bin/bench_host" | tee "$out/host.jsonl"
+
 echo "== the codec (median of 5 runs)"
 "$bin/bench_codec" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_min_time=0.3 --benchmark_out="$out/codec.json" --benchmark_out_format=json \

@@ -232,10 +232,14 @@ TEST_F(Spawn, ResolvesARelativePathFromItsFolder) {
   auto spawned = start({{"./fixture", "state"}, folder.path(), tagged_env()});
   ASSERT_TRUE(spawned) << spawned.error().message;
   LineReader out(spawned->stdout_fd);
-  std::optional<std::string> line;
-  while ((line = out.next()) && !line->starts_with("cwd ")) {
+  std::string cwd;
+  while (auto line = out.next()) {
+    if (line->rfind("cwd ", 0) == 0) {
+      cwd = *line;
+      break;
+    }
   }
-  EXPECT_EQ(line, "cwd " + fs::canonical(folder.path()).string());
+  EXPECT_EQ(cwd, "cwd " + fs::canonical(folder.path()).string());
 }
 
 TEST_F(Spawn, GivesExactlyTheRequestedEnvironment) {
