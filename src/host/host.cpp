@@ -27,6 +27,13 @@ Error no_such_plugin(std::string_view id) {
   return Error{kInvalidParams, "no plugin " + std::string(id) + " is loaded"};
 }
 
+// What applies when a plugin gives no answer in time (or cannot answer: crashed, stopped), for
+// the methods the spec gives one: a permission goes to the user, as without a plugin.
+std::optional<json::value> default_answer(std::string_view method) {
+  if (method == "permissions/decide") return json::object{{"decision", "ask"}};
+  return std::nullopt;
+}
+
 std::optional<std::string> run_name(manifest::RunKind k) {
   switch (k) {
     case manifest::RunKind::command:
@@ -217,6 +224,12 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
   const auto delay = timeout.value_or(rpc::default_timeout(method));
   auto finish = [done = std::move(done), plugin = std::string(id), method, delay,
                  sup = p->supervisor.get()](rpc::CallOutcome o) {
+    if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
+      if (auto fallback = default_answer(method)) {
+        done(std::move(*fallback));
+        return;
+      }
+    }
     switch (o.kind) {
       case rpc::CallOutcome::Kind::result:
         done(std::move(o.result));

@@ -80,8 +80,9 @@ class Host {
   Result<std::vector<std::string>> publish(const boost::json::value& fact);
 
   // A call to a plugin (agent/attach included: remembered and given again after a restart).
-  // `done` gets the plugin's result or its error; no answer within the delay, or a plugin that
-  // does not run, is failed (-32004) with the reason.
+  // `done` gets the plugin's result or its error. No answer within the delay, or a plugin that
+  // crashed or does not run: the method's default answer when it has one (permissions/decide:
+  // {"decision":"ask"}), else failed (-32004) with the reason.
   void call(std::string_view id, const std::string& method,
             std::optional<boost::json::value> params,
             std::optional<std::chrono::milliseconds> timeout, CallDone done);

@@ -154,14 +154,25 @@ TEST(HostDelays, ADecisionPastItsDelayIsAskAndTheLateAnswerIgnored) {
   HostClient host;
   auto id = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.late", "late"}));
   host.call("host/call", call_params(id, "test/echo"));  // started and running
+  // Past its delay, the default answer applies: the user is asked.
   auto r = host.call("host/call", call_params(id, "permissions/decide", decide_params("ls")));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(*r.error_code, -32004);
-  EXPECT_EQ(r.error_message, "permissions/decide: no answer within 500 ms");
+  ASSERT_TRUE(r.ok()) << r.error_message;
+  EXPECT_EQ(r.result, json::parse(R"({"decision":"ask"})"));
   EXPECT_FALSE(host.wait_journal(id, "permissions/decide: no answer within 500 ms").empty());
   EXPECT_FALSE(host.wait_journal(id, "permissions/decide: an answer came").empty());
   // It goes on.
   EXPECT_TRUE(host.call("host/call", call_params(id, "test/echo")).ok());
+}
+
+TEST(HostDelays, ADecisionOfAStoppedPluginIsAsk) {
+  HostClient host;
+  auto id =
+      host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.gone", "wrong-version"}));
+  host.call("host/publish", json::object{{"fact", fact("agent.status", 1)}});
+  host.wait_status(id, "stopped");
+  auto r = host.call("host/call", call_params(id, "permissions/decide", decide_params("ls")));
+  ASSERT_TRUE(r.ok()) << r.error_message;
+  EXPECT_EQ(r.result, json::parse(R"({"decision":"ask"})"));
 }
 
 TEST(HostDelays, ACallGetsItsOwnTimeout) {
