@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "journal/escape.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 
@@ -21,21 +22,6 @@ namespace {
 
 constexpr std::size_t kQuotedChars = 200;  // of a line that is not JSON-RPC, in the journal
 constexpr std::size_t kExpiredKept = 256;  // timed-out calls remembered to spot late answers
-
-// The first `n` characters of `s`, never cut inside a UTF-8 character.
-std::string first_chars(std::string_view s, std::size_t n) {
-  std::size_t chars = 0;
-  std::size_t i = 0;
-  while (i < s.size() && chars < n) {
-    ++i;
-    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80)
-      ++i;
-    ++chars;
-  }
-  std::string out(s.substr(0, i));
-  if (i < s.size()) out += "…";
-  return out;
-}
 
 long long millis(std::chrono::steady_clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
@@ -171,7 +157,7 @@ void Session::feed_line(std::string_view line) {
       report((inv->code == static_cast<int>(ErrorCode::parse) ? "sent a line that is not JSON ("
                                                               : "sent a message that is not "
                                                                 "JSON-RPC 2.0 (") +
-             inv->reason + "): " + first_chars(line, kQuotedChars));
+             inv->reason + "): " + quote_for_journal(line, kQuotedChars));
       if (!inv->answer_due) continue;
       Message answer = proto::error_reply(*inv);
       if (batch) {
@@ -197,7 +183,7 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   if (m.kind == MessageKind::notification) {
     auto it = notifications_.find(m.method);
     if (it == notifications_.end()) {
-      report("sent the notification " + first_chars(m.method, 80) +
+      report("sent the notification " + quote_for_journal(m.method, 80) +
              ", which is not served; it was ignored");
       return;
     }
@@ -208,9 +194,10 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   Reply reply(std::move(sink), std::move(m.id), m.method);
   auto it = requests_.find(m.method);
   if (it == requests_.end()) {
-    report("asked for " + first_chars(m.method, 80) + ", which is not served; answered -32601");
+    report("asked for " + quote_for_journal(m.method, 80) +
+           ", which is not served; answered -32601");
     reply.error(static_cast<int>(ErrorCode::method_not_found),
-                "method not found: " + first_chars(m.method, 80));
+                "method not found: " + quote_for_journal(m.method, 80));
     return;
   }
   it->second(params, std::move(reply));
@@ -291,8 +278,8 @@ void Session::answer_arrived(Message&& m) {
              " ms after the call, past its delay; it was ignored");
       expired_.erase(late);
     } else {
-      report("sent an answer to no call in flight (id " + first_chars(json::serialize(m.id), 40) +
-             "); it was ignored");
+      report("sent an answer to no call in flight (id " +
+             quote_for_journal(json::serialize(m.id), 40) + "); it was ignored");
     }
     return;
   }
