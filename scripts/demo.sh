@@ -39,9 +39,13 @@ scripts/demo-host.sh
 
 cat <<'TEXT'
 
-== 4. What the codec costs, beside a raw pipe round trip measured now on this machine
+== 4. What a call costs, beside a pipe round trip that parses and writes the same JSON (the
+   floor), all measured now on this machine: through the C++ API, then from an app through
+   escouade-host; then the codec alone
 TEXT
-"$bench/bench_pipe_floor" --iterations 20000
+"$bench/bench_pipe_floor" --iterations 20000 --json
+"$bench/bench_host" call
+"$bench/bench_host" app
 "$bench/bench_codec" --benchmark_min_time=0.2 \
   --benchmark_filter='frame_and_decode/(fact|decide)|frame_decode_check/(fact|decide)' 2>/dev/null \
   | grep -E '^(frame|Benchmark)'
