@@ -25,6 +25,7 @@ class HostApi : public ::testing::Test {
     host::HostConfig config;
     config.data_dir = data_.path();
     config.base_env = {"PATH=/usr/bin:/bin"};
+    config.memory_limit_mb = 100;
     host_ = std::make_unique<host::Host>(
         io_.get_executor(), config, programs_,
         [this](const supervisor::Status& s) { statuses_.push_back(s); });
@@ -42,9 +43,15 @@ class HostApi : public ::testing::Test {
     return loaded->id;
   }
 
+  supervisor::Status status(const std::string& id) { return (*host_->status(id))[0]; }
+
+  void wait_state(const std::string& id, supervisor::State state) {
+    run_until([&] { return status(id).state == state; });
+  }
+
   Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
-    host_->call(id, method, std::move(params), std::nullopt,
+    host_->call(id, method, std::move(params), std::chrono::milliseconds(30000),
                 [&](Result<json::value> r) { out = std::move(r); });
     run_until([&] { return out.has_value(); });
     return *out;
@@ -112,6 +119,47 @@ TEST_F(HostApi, StatusChangesAreReported) {
   auto journal = host_->journal(id, 500);
   ASSERT_TRUE(journal);
   EXPECT_FALSE(journal->empty());
+}
+
+TEST_F(HostApi, ACrashLoopStopsAfterFourCrashes) {
+  auto id = load({"dev.api.crashy", "crash"});
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
+  EXPECT_EQ(status(id).crashes, 4);
+  ASSERT_TRUE(host_->restart(id));
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(HostApi, AttachmentsAreGivenAgainAfterACrash) {
+  auto id = load({"dev.api.attach"});
+  ASSERT_TRUE(call(id, "agent/attach", json::parse(R"({"agent":"a1"})")));
+  ASSERT_TRUE(call(id, "agent/attach", json::parse(R"({"agent":{"id":"a2","name":"Ada"}})")));
+  EXPECT_FALSE(call(id, "test/crash", json::object{}));
+  auto attached = call(id, "test/attached", json::object{});
+  ASSERT_TRUE(attached) << attached.error().message;
+  EXPECT_EQ(*attached, json::parse(R"(["\"a1\"","{\"id\":\"a2\",\"name\":\"Ada\"}"])"));
+}
+
+TEST_F(HostApi, PastTheMemoryLimitItIsStopped) {
+  auto id = load({"dev.api.hog", "memory-hog"});
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_NE(status(id).reason.find("MB of memory, past the limit of 100 MB"), std::string::npos)
+      << status(id).reason;
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(HostApi, ShutdownThenExitIsNotACrash) {
+  auto id = load({"dev.api.polite"});
+  auto pid = call(id, "test/env", json::object{})->at("pid").as_int64();
+  bool closed = false;
+  host_->shutdown([&] { closed = true; });
+  run_until([&] { return closed; });
+  EXPECT_EQ(status(id).state, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason, "Escouade closed");
+  EXPECT_EQ(status(id).crashes, 0);
+  EXPECT_FALSE(process_alive(static_cast<int>(pid)));
 }
 
 TEST_F(HostApi, UnknownIdsAreRefused) {
