@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -96,6 +97,17 @@ int main(int argc, char** argv) {
                   [&](const supervisor::Status& s) { server.status_changed(s); });
   server.bind(host);
   server.start();
+
+  // SIGTERM or SIGINT: close as host/shutdown does (each plugin gets shutdown, one second for
+  // all), rather than leaving the plugins to the watchdog.
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec || stopped) return;
+    host.shutdown([&] {
+      stopped = true;
+      watch();
+    });
+  });
 
   // Once the host has closed, runs until the last answer has gone out to the app.
   watch = [&] {

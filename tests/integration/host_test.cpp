@@ -323,6 +323,18 @@ TEST(HostClosing, ClosingTheInputIsAShutdown) {
   EXPECT_FALSE(process_alive(static_cast<int>(pid)));
 }
 
+TEST(HostClosing, SigtermClosesThePluginsPolitely) {
+  HostClient host;
+  auto id = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.term"}));
+  auto pid = host.call("host/call", call_params(id, "test/env")).result.at("pid").as_int64();
+  ::kill(host.pid(), SIGTERM);
+  EXPECT_EQ(host.wait_exit(), 0);
+  EXPECT_FALSE(process_alive(static_cast<int>(pid)));
+  std::ifstream in(host.data_dir() / "plugin-logs" / (id + ".log"));
+  std::string journal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(journal.find("answered shutdown"), std::string::npos) << journal;
+}
+
 // 3. Everything it started ends with it, even a grandchild in a session of its own, even when
 // the host itself is killed.
 TEST(HostTrees, ASetsidGrandchildEndsWithThePlugin) {
