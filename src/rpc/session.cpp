@@ -87,17 +87,16 @@ class LineSink final : public ReplySink {
 
 struct Session::Pending {
   std::string method;
-  std::chrono::milliseconds timeout;
+  std::chrono::milliseconds timeout;  // the delay the journal names
   std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point deadline;
   CallDone done;
-  asio::steady_timer timer;
-
-  Pending(asio::any_io_executor ex) : timer(std::move(ex)) {}
 };
 
 Session::Session(asio::any_io_executor executor, SendLine send, Report report)
     : core_(std::make_shared<SessionCore>(SessionCore{std::move(send), std::move(report), false})),
-      executor_(std::move(executor)) {}
+      executor_(executor),
+      deadline_timer_(executor) {}
 
 Session::~Session() {
   close();
@@ -116,8 +115,9 @@ void Session::close() {
   // Complete each call in flight once, in the order they were made.
   auto pending = std::move(pending_);
   pending_.clear();
+  deadline_timer_.cancel();
+  armed_for_.reset();
   for (auto& [id, p] : pending) {
-    p->timer.cancel();
     CallOutcome outcome;
     outcome.kind = CallOutcome::Kind::closed;
     outcome.elapsed = std::chrono::steady_clock::now() - p->start;
@@ -236,21 +236,45 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
     asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
     return id;
   }
-  auto p = std::make_unique<Pending>(executor_);
+  auto p = std::make_unique<Pending>();
   p->method = std::string(method);
   p->timeout = named_delay.value_or(timeout);
   p->start = std::chrono::steady_clock::now();
+  p->deadline = p->start + timeout;
   p->done = std::move(done);
-  p->timer.expires_after(timeout);
-  std::weak_ptr<SessionCore> weak = core_;
-  p->timer.async_wait([this, weak, id](const boost::system::error_code& ec) {
-    // Cancelled, or the session is gone: `this` may not be touched.
-    if (ec || weak.expired() || weak.lock()->closed) return;
-    call_timed_out(id);
-  });
+  if (!armed_for_ || p->deadline < *armed_for_) arm_deadline(p->deadline);
   pending_.emplace(id, std::move(p));
   core_->send(std::move(*line));
   return id;
+}
+
+void Session::arm_deadline(std::chrono::steady_clock::time_point at) {
+  armed_for_ = at;
+  deadline_timer_.expires_at(at);  // a wait already there completes as cancelled
+  std::weak_ptr<SessionCore> weak = core_;
+  deadline_timer_.async_wait([this, weak](const boost::system::error_code& ec) {
+    // Cancelled (re-armed or closed), or the session is gone: `this` may not be touched.
+    if (ec || weak.expired() || weak.lock()->closed) return;
+    deadline_reached();
+  });
+}
+
+void Session::deadline_reached() {
+  armed_for_.reset();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::int64_t> due;
+  for (const auto& [id, p] : pending_) {
+    if (p->deadline <= now) due.push_back(id);
+  }
+  // Each completes once; a `done` may make new calls, which arm the timer again themselves.
+  for (auto id : due)
+    call_timed_out(id);
+  if (core_->closed) return;
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (const auto& [id, p] : pending_) {
+    if (!next || p->deadline < *next) next = p->deadline;
+  }
+  if (next && (!armed_for_ || *next < *armed_for_)) arm_deadline(*next);
 }
 
 void Session::call_timed_out(std::int64_t id) {
@@ -284,8 +308,7 @@ void Session::answer_arrived(Message&& m) {
     return;
   }
   std::unique_ptr<Pending> p = std::move(it->second);
-  pending_.erase(it);
-  p->timer.cancel();
+  pending_.erase(it);  // the shared deadline timer is left as it is: it finds nothing due
   CallOutcome outcome;
   outcome.elapsed = std::chrono::steady_clock::now() - p->start;
   if (m.kind == MessageKind::response) {

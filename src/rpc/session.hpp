@@ -10,6 +10,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
@@ -126,6 +127,10 @@ class Session {
   void dispatch(proto::Message&& m, const std::shared_ptr<ReplySink>& sink);
   void answer_arrived(proto::Message&& m);
   void call_timed_out(std::int64_t id);
+  // One timer for every call in flight, armed for the earliest deadline: a call answered in
+  // time costs no timer system call (arming and cancelling one per call did).
+  void arm_deadline(std::chrono::steady_clock::time_point at);
+  void deadline_reached();
   void report(std::string_view sentence) const;
 
   std::shared_ptr<detail::SessionCore> core_;
@@ -137,6 +142,8 @@ class Session {
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;
+  boost::asio::steady_timer deadline_timer_;
+  std::optional<std::chrono::steady_clock::time_point> armed_for_;
 };
 
 template <class M, class F>

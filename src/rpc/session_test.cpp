@@ -214,6 +214,28 @@ TEST_F(SessionTest, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
   EXPECT_TRUE(reported("past its delay; it was ignored"));
 }
 
+TEST_F(SessionTest, EveryCallKeepsItsOwnDeadline) {
+  std::map<std::string, CallOutcome::Kind> got;
+  auto record = [&](std::string name) { return [&, name](CallOutcome o) { got[name] = o.kind; }; };
+  session().call("slow", std::nullopt, std::chrono::milliseconds(60), record("slow"));
+  session().call("fast", std::nullopt, std::chrono::milliseconds(10), record("fast"));
+  auto answered =
+      session().call("answered", std::nullopt, std::chrono::seconds(30), record("answered"));
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(answered) + R"(,"result":1})");
+  EXPECT_EQ(got["answered"], CallOutcome::Kind::result);
+  run_until([&] { return got.count("fast") > 0; });
+  EXPECT_EQ(got["fast"], CallOutcome::Kind::timeout);
+  run_until([&] { return got.count("slow") > 0; });
+  EXPECT_EQ(got["slow"], CallOutcome::Kind::timeout);
+  // A call made after the others still gets its delay.
+  session().call("later", std::nullopt, std::chrono::milliseconds(5), record("later"));
+  run_until([&] { return got.count("later") > 0; });
+  EXPECT_EQ(got["later"], CallOutcome::Kind::timeout);
+  EXPECT_EQ(got.size(), 4u);
+  EXPECT_TRUE(reported("fast: no answer within 10 ms"));
+  EXPECT_TRUE(reported("slow: no answer within 60 ms"));
+}
+
 TEST_F(SessionTest, AnswerToNothingIsReported) {
   session().feed_line(R"({"jsonrpc":"2.0","id":999,"result":1})");
   EXPECT_TRUE(lines_.empty());

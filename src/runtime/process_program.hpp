@@ -4,7 +4,8 @@
 // read and written with Asio, a process group it leads, its whole tree ended with it, its exit
 // learnt from a pidfd. See docs/processes.md for how the tree is kept whole.
 //
-// Thread: the host's thread (the executor given).
+// Thread: the host's thread (the executor given). Each start ignores SIGPIPE in the whole process
+// when it is at its default: a write to a plugin that died is an error, not the host's end.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>

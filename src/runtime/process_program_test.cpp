@@ -167,6 +167,18 @@ TEST_F(ProcessProgramTest, AProgramThatCannotStartSaysWhy) {
       << r.error().message;
 }
 
+TEST_F(ProcessProgramTest, WritingToAProgramThatClosedItsInputDoesNotEndTheHost) {
+  // As a host that never touched SIGPIPE: the default would end this test process.
+  ::signal(SIGPIPE, SIG_DFL);
+  auto p = make("exec 0<&-; echo closed; sleep 0.3");
+  ASSERT_TRUE(p->start(events()));
+  run_until([&] { return !out_.empty(); });
+  for (int i = 0; i < 100; ++i)
+    p->write_line(std::string(1000, 'x') + "\n");
+  run_until([&] { return exit_.has_value(); });
+  EXPECT_EQ(exit_->code, 0);
+}
+
 TEST_F(ProcessProgramTest, DestroyingARunningProgramEndsIt) {
   auto p = make("echo $$; sleep 1000");
   ASSERT_TRUE(p->start(events()));
