@@ -70,11 +70,14 @@ struct Supervisor::CallState {
   std::chrono::milliseconds timeout;
   Clock::time_point start;
   rpc::CallDone done;
-  asio::steady_timer deadline;  // while it waits in the queue
+  // Armed only while it waits in the queue: a call sent at once has the session's deadline.
+  std::unique_ptr<asio::steady_timer> deadline;
   bool sent = false;
   bool finished = false;
 
-  explicit CallState(asio::any_io_executor ex) : deadline(std::move(ex)) {}
+  void stop_waiting() {
+    if (deadline) deadline->cancel();
+  }
 };
 
 Supervisor::Supervisor(asio::any_io_executor executor, SupervisorConfig config,
@@ -145,7 +148,7 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
 
 void Supervisor::call(const std::string& method, std::optional<json::value> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
-  auto c = std::make_shared<CallState>(executor_);
+  auto c = std::make_shared<CallState>();
   c->method = method;
   c->timeout = timeout;
   c->start = Clock::now();
@@ -163,8 +166,8 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
     return;
   }
   // Its delay runs while it waits for the program to start.
-  c->deadline.expires_after(timeout);
-  c->deadline.async_wait([this, alive = alive_, c](const boost::system::error_code& ec) {
+  c->deadline = std::make_unique<asio::steady_timer>(executor_, timeout);
+  c->deadline->async_wait([this, alive = alive_, c](const boost::system::error_code& ec) {
     if (ec || !*alive || c->sent || c->finished) return;
     journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
@@ -182,7 +185,7 @@ void Supervisor::attach(const std::string& agent, json::value params, rpc::CallD
 void Supervisor::finish(const std::shared_ptr<CallState>& c, CallOutcome outcome) {
   if (c->finished) return;
   c->finished = true;
-  c->deadline.cancel();
+  c->stop_waiting();
   if (c->done) c->done(std::move(outcome));
 }
 
@@ -213,7 +216,7 @@ void Supervisor::send_queued(Queued q) {
   auto c = q.call;
   if (c->finished) return;  // its delay ran out while it waited
   c->sent = true;
-  c->deadline.cancel();
+  c->stop_waiting();
   const auto left =
       c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - c->start);
   if (left <= std::chrono::milliseconds(0)) {
