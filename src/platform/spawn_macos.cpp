@@ -22,6 +22,7 @@
 #include <system_error>
 
 #include "platform/exec_path.hpp"
+#include "platform/posix_util.hpp"
 #include "platform/process.hpp"
 #include "platform/unique_fd.hpp"
 
@@ -64,19 +65,8 @@ Result<Pipe> make_pipe(const std::string& program) {
   return p;
 }
 
-bool set_nonblocking(int fd) {
-  const int flags = ::fcntl(fd, F_GETFL);
-  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
-}
-
-std::vector<char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const std::string& s : strings)
-    out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
+using detail::c_strings;
+using detail::set_nonblocking;
 
 // Owns the attributes and file actions of one posix_spawn.
 struct SpawnSetup {
