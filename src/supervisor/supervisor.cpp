@@ -238,12 +238,15 @@ void Supervisor::fail_queue(CallOutcome::Kind kind) {
   for (auto& q : queue) {
     if (q.call) finish(q.call, CallOutcome{kind, {}, {}, Clock::now() - q.call->start});
   }
-  if (lost_ > 0) {
-    journal_.warn(std::to_string(lost_) + " message" + (lost_ == 1 ? " was" : "s were") +
-                  " lost from a full queue (" + std::to_string(config_.queue_limit) +
-                  " at most) while it started");
-    lost_ = 0;
-  }
+  report_lost();
+}
+
+void Supervisor::report_lost() {
+  if (lost_ == 0) return;
+  journal_.warn(std::to_string(lost_) + " message" + (lost_ == 1 ? " was" : "s were") +
+                " lost from a full queue (" + std::to_string(config_.queue_limit) +
+                " at most) while it started");
+  lost_ = 0;
 }
 
 // --- starting and the handshake --------------------------------------------------------------
@@ -386,7 +389,7 @@ void Supervisor::handshake_done(CallOutcome o) {
     }
     send_queued(std::move(q));
   }
-  if (lost_ > 0) fail_queue(CallOutcome::Kind::closed);
+  report_lost();
 }
 
 // --- ends ------------------------------------------------------------------------------------

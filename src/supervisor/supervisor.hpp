@@ -123,6 +123,8 @@ class Supervisor {
   void arm_memory_timer();
   void check_memory();
   void fail_queue(rpc::CallOutcome::Kind kind);
+  // Journals how many messages a full queue lost since the last report, if any.
+  void report_lost();
   void finish(const std::shared_ptr<CallState>& c, rpc::CallOutcome outcome);
   int recent_crashes(std::chrono::steady_clock::time_point now);
 
