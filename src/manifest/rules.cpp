@@ -254,6 +254,9 @@ std::optional<std::string> command_grant_problem(std::string_view command) {
         (word != "*" || i == 0 || i + 1 != words.size())) {
       return "* stands alone as the last word, like npm test *";
     }
+    // After an option ("rm -rf *") the star is not "more arguments of a subcommand" but the
+    // shell's glob of every file: the spec's wildcard extends a command, never an option.
+    if (word == "*" && i > 0 && words[i - 1].front() == '-') return kShell;
   }
   return std::nullopt;
 }

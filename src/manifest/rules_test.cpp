@@ -64,7 +64,9 @@ TEST(Rules, AcceptWhatTheDesignsExampleHolds) {
   EXPECT_EQ(command_grant_problem("npm test *"), std::nullopt);
   EXPECT_EQ(command_grant_problem("git log --format=%h -n 5"), std::nullopt);
   EXPECT_EQ(command_grant_problem("cat data/words.txt"), std::nullopt);  // a path as an argument
-  EXPECT_EQ(command_grant_problem("rm -rf *"), std::nullopt);  // the trailing wildcard, alone
+  EXPECT_EQ(command_grant_problem("git log --oneline"), std::nullopt);
+  // After an option, a star is the shell's glob of every file, not the spec's wildcard.
+  EXPECT_EQ(command_grant_problem("rm -rf *"), "a command may not be a path or use a shell");
   EXPECT_EQ(setting_name_problem("channel"), std::nullopt);
   EXPECT_EQ(setting_name_problem("max-items_2"), std::nullopt);
   EXPECT_EQ(relative_path_problem("dist/plugin.mjs"), std::nullopt);
