@@ -10,6 +10,9 @@ packages=(
   # libraries
   libboost1.81-dev libboost-json1.81-dev
   libvalijson-dev libfmt-dev libcli11-dev
+  libyaml-cpp-dev libsecret-1-dev
+  # the keychain the tests use: a real Secret Service in a private D-Bus session
+  dbus-daemon gnome-keyring
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )
