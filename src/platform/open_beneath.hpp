@@ -1,0 +1,113 @@
+#pragma once
+
+// Opening a file beneath a folder so that nothing on the way, a link swapped during the call
+// included, leads out of it. Linux 5.6 and later: openat2(2) with RESOLVE_BENEATH and
+// RESOLVE_NO_MAGICLINKS, where the kernel resolves the path and refuses to leave. Elsewhere, or
+// where openat2 is missing (ENOSYS) or forbidden (EPERM from a seccomp filter): a walk of the
+// path one part at a time from the folder's descriptor, each part opened with O_NOFOLLOW and
+// each link read and resolved by hand within the walk. docs/files.md compares the two.
+//
+// Thread: every call blocks on the disk; any thread. A BeneathFolder may be used by several
+// threads at once. Nothing here throws.
+
+#include <boost/assert/source_location.hpp>
+#include <boost/system/result.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "platform/unique_fd.hpp"
+
+namespace escouade::platform {
+
+// Why nothing was opened, as a kind a service turns into its own code.
+enum class BeneathFailure {
+  escapes,     // the path or a link on it leaves the folder, or a link is absolute
+  link_loop,   // a loop of links, or more than kMaxBeneathLinks of them
+  missing,     // no such file (or a part on the way is not a folder)
+  folder,      // the path names a folder
+  not_a_file,  // a FIFO, a socket or a device: closed unread
+  denied,      // the system refused access (EACCES, EPERM)
+  os_error,    // anything else (EIO, EMFILE, the folder itself cannot be opened...)
+};
+
+struct BeneathError {
+  BeneathFailure kind = BeneathFailure::os_error;
+  // The errno behind it (the walk gives the one openat2 would), or 0 for a file of the wrong type.
+  int os_errno = 0;
+  // A reason without a subject, in English: "a link on the path leaves the folder".
+  std::string reason;
+};
+
+// Called by BeneathResult<T>::value() on an error: throws std::system_error.
+[[noreturn]] void throw_exception_from_error(const BeneathError& e,
+                                             const boost::source_location& loc);
+
+template <class T>
+using BeneathResult = boost::system::result<T, BeneathError>;
+
+// Linux's bound on the links followed in one lookup (MAXSYMLINKS); the walk keeps the same.
+inline constexpr int kMaxBeneathLinks = 40;
+
+// How the path is resolved. automatic: openat2 where the kernel has it, else the walk.
+// openat2_only and walk_only are for tests, which must reach both: openat2_only fails with
+// os_error (ENOSYS) where the kernel has no openat2.
+enum class BeneathResolver { automatic, openat2_only, walk_only };
+
+// True when this kernel lets this process call openat2 (probed once per call; no state kept).
+bool has_openat2();
+
+// Device and inode: what tells two names of one file apart from two files.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+// A regular file opened for reading (O_RDONLY, O_CLOEXEC, O_NOCTTY, O_NONBLOCK). Move-only;
+// closes its descriptor when destroyed. Use from one thread at a time.
+class BeneathFile {
+ public:
+  explicit BeneathFile(UniqueFd fd, FileIdentity identity) noexcept
+      : fd_(std::move(fd)), identity_(identity) {}
+
+  FileIdentity identity() const noexcept { return identity_; }
+
+  // Reads from the start until the end of the file or `limit` bytes, whichever comes first,
+  // whatever the size the file claimed when opened: it may grow or shrink while read.
+  BeneathResult<std::string> read_up_to(std::size_t limit) const;
+
+ private:
+  UniqueFd fd_;
+  FileIdentity identity_;
+};
+
+// A folder held open (O_PATH, O_DIRECTORY, O_CLOEXEC) for lookups beneath it: renaming or
+// replacing its path afterwards does not change which folder it is. Move-only.
+class BeneathFolder {
+ public:
+  // Opens `folder` itself; links in `folder` are followed (it is the host's choice, not a
+  // plugin's). os_error, missing or denied with the system's reason when it cannot be opened.
+  static BeneathResult<BeneathFolder> open(const std::filesystem::path& folder);
+
+  // Opens `relative` ('/' between its parts) beneath this folder, refusing any way out:
+  // "..", an absolute path or an absolute link, a relative link that climbs above the folder,
+  // a magic link of /proc. ".." and links that stay inside are followed. Only a regular file
+  // comes back; folder and not_a_file otherwise, whose descriptor is closed unread.
+  BeneathResult<BeneathFile> open_file(std::string_view relative,
+                                       BeneathResolver resolver = BeneathResolver::automatic) const;
+
+  // The identity of the file `name` names in this folder, links followed wherever they lead
+  // (the caller compares it, it never reads through it), or nullopt when there is none.
+  std::optional<FileIdentity> identity_of(std::string_view name) const;
+
+ private:
+  explicit BeneathFolder(UniqueFd fd) noexcept : fd_(std::move(fd)) {}
+
+  UniqueFd fd_;
+};
+
+}  // namespace escouade::platform
