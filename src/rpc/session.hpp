@@ -79,6 +79,8 @@ class Session {
 
   // Binds a method of the protocol with its generated types: params that do not read into
   // M::Params are answered invalidParams naming the field, and the handler is not called.
+  // Params left out (JSON-RPC allows it) read as an empty object: fine for a method whose
+  // params are all optional (settings/get), a missing field for the others.
   // F: void(const typename M::Params&, Reply)
   template <class M, class F>
   void serve(F f);
@@ -150,10 +152,10 @@ template <class M, class F>
 void Session::serve(F f) {
   handle(std::string(M::kName),
          [f = std::move(f)](const boost::json::value* params, Reply reply) mutable {
-           static const boost::json::value kNull;
+           static const boost::json::value kNone = boost::json::object();
            typename M::Params p{};
            proto::ReadContext ctx;
-           if (!proto::read_value(params ? *params : kNull, p, ctx)) {
+           if (!proto::read_value(params ? *params : kNone, p, ctx)) {
              reply.error(static_cast<int>(proto::ErrorCode::invalid_params), ctx.message("params"));
              return;
            }
@@ -165,10 +167,10 @@ template <class M, class F>
 void Session::serve_notification(F f) {
   handle_notification(std::string(M::kName),
                       [this, f = std::move(f)](const boost::json::value* params) mutable {
-                        static const boost::json::value kNull;
+                        static const boost::json::value kNone = boost::json::object();
                         typename M::Params p{};
                         proto::ReadContext ctx;
-                        if (!proto::read_value(params ? *params : kNull, p, ctx)) {
+                        if (!proto::read_value(params ? *params : kNone, p, ctx)) {
                           report(std::string(M::kName) + ": " + ctx.message("params") +
                                  "; the notification was ignored");
                           return;

@@ -30,20 +30,6 @@ std::string join_stderr(const std::deque<std::string>& lines) {
   return out;
 }
 
-JournalLevel level_of(proto::LogParamsLevel l) {
-  switch (l) {
-    case proto::LogParamsLevel::debug:
-      return JournalLevel::debug;
-    case proto::LogParamsLevel::info:
-      return JournalLevel::info;
-    case proto::LogParamsLevel::warn:
-      return JournalLevel::warn;
-    case proto::LogParamsLevel::error:
-      return JournalLevel::error;
-  }
-  return JournalLevel::info;
-}
-
 }  // namespace
 
 std::string_view to_string(State s) noexcept {
@@ -132,6 +118,11 @@ bool Supervisor::notify(const std::string& method, json::value params, bool star
 bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
                                 bool start_it) {
   return accept_notification(Queued{method, std::nullopt, nullptr, std::move(line)}, start_it);
+}
+
+bool Supervisor::activate() {
+  if (state_ != State::idle || !config_.runnable) return false;
+  return start();
 }
 
 bool Supervisor::accept_notification(Queued q, bool start_it) {
@@ -258,9 +249,6 @@ bool Supervisor::start() {
   session_ = std::make_unique<rpc::Session>(
       executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
       [this](std::string_view sentence) { journal_.warn(sentence); });
-  session_->serve_notification<proto::method::Log>([this](const proto::LogParams& p) {
-    journal_.write(level_of(p.level), "log: " + p.message);
-  });
   if (binder_) binder_(*session_);
 
   runtime::ProgramEvents events;

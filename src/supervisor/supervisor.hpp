@@ -59,7 +59,8 @@ struct SupervisorConfig {
 class Supervisor {
  public:
   using StatusChanged = std::function<void(const Status&)>;
-  // Binds the host's handlers on each new session with the plugin (one per run).
+  // Binds the host's handlers on each new session with the plugin (one per run): what the host
+  // serves it, the log notification included.
   using Binder = std::function<void(rpc::Session&)>;
 
   Supervisor(boost::asio::any_io_executor executor, SupervisorConfig config,
@@ -78,6 +79,9 @@ class Supervisor {
   // `method` names it in the journal.
   bool notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
                       bool start);
+  // An activation that brings no message for it (a fact of its activation it does not hear):
+  // starts the program when it is idle. Returns whether it started it.
+  bool activate();
   // A call, with its delay counted from now (the time in the queue included). Starts the
   // program when it does not run. `done` is called once; on timeout, a crash or a stopped
   // plugin, the caller applies its default answer.
