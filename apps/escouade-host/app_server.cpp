@@ -146,6 +146,49 @@ void AppServer::bind(host::Host& host) {
     });
   });
 
+  session_.handle("host/decide", [this](const json::value* p, rpc::Reply reply) {
+    if (!p) return missing(reply, "request", "required, with project: a permission request");
+    auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+    host_->decide(*p, [shared](Result<host::Verdict> v) {
+      if (v) {
+        shared->result(host::to_json(*v));
+      } else {
+        shared->error(v.error().code, v.error().message);
+      }
+    });
+  });
+
+  session_.handle("host/secrets/set", [this](const json::value* p, rpc::Reply reply) {
+    auto id = string_member(p, "id");
+    if (!id) return missing(reply, "id", "required, a plugin's id");
+    auto key = string_member(p, "key");
+    if (!key) return missing(reply, "key", "required, a key of its permissions.secrets");
+    auto value = string_member(p, "value");
+    if (!value) return missing(reply, "value", "required, the secret, a string");
+    auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+    host_->set_secret(*id, *key, std::move(*value),
+                      [shared](Result<void> r) { answer(*shared, r); });
+  });
+
+  session_.handle("host/secrets/delete", [this](const json::value* p, rpc::Reply reply) {
+    auto id = string_member(p, "id");
+    if (!id) return missing(reply, "id", "required, a plugin's id");
+    auto key = string_member(p, "key");
+    if (!key) return missing(reply, "key", "required, a key of its permissions.secrets");
+    auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+    host_->delete_secret(*id, *key, [shared](Result<void> r) { answer(*shared, r); });
+  });
+
+  session_.handle("host/settings/set", [this](const json::value* p, rpc::Reply reply) {
+    auto id = string_member(p, "id");
+    if (!id) return missing(reply, "id", "required, a plugin's id");
+    const json::value* values = member(p, "values");
+    if (!values || !values->is_object()) {
+      return missing(reply, "values", "required, an object of setting name to value");
+    }
+    answer(reply, host_->set_settings(*id, values->get_object()));
+  });
+
   session_.handle("host/restart", [this](const json::value* p, rpc::Reply reply) {
     auto id = string_member(p, "id");
     if (!id) return missing(reply, "id", "required, a plugin's id");

@@ -17,6 +17,7 @@
 
 #include "app_server.hpp"
 #include "host/host.hpp"
+#include "platform/keychain.hpp"
 #include "platform/process.hpp"
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
@@ -53,7 +54,25 @@ int main(int argc, char** argv) {
                  "A plugin past this resident memory (its whole process tree) is stopped")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  std::string keychain_choice = "secret-service";
+  cli.add_option("--keychain", keychain_choice,
+                 "Where plugins' secrets are kept: secret-service (the system's keychain), or "
+                 "file:DIR, a plain file store for demos (not a keychain). Never one for the "
+                 "other silently.")
+      ->capture_default_str();
   CLI11_PARSE(cli, argc, argv);
+
+  std::unique_ptr<platform::Keychain> keychain;
+  if (keychain_choice == "secret-service") {
+    keychain = platform::make_secret_service_keychain();
+  } else if (keychain_choice.rfind("file:", 0) == 0 && keychain_choice.size() > 5) {
+    keychain = platform::make_file_keychain(keychain_choice.substr(5));
+  } else {
+    std::cerr << "escouade-host: --keychain: " << keychain_choice
+              << ": expected secret-service or file:DIR\n";
+    return 2;
+  }
+  std::cerr << "escouade-host: secrets are kept in " << keychain->describe() << "\n";
 
   // A plugin that closes its input must not kill the host with SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
@@ -83,6 +102,7 @@ int main(int argc, char** argv) {
   for (char** e = environ; e && *e; ++e)
     config.base_env.emplace_back(*e);
   config.check_environment = manifest::process_environment();
+  config.keychain = keychain.get();
 
   asio::steady_timer idle(io);
   std::function<void()> watch;

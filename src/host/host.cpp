@@ -6,10 +6,14 @@
 #include <memory>
 #include <utility>
 
+#include "platform/keychain.hpp"
+#include "policy/secret_keys.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "rpc/session.hpp"
+#include "services/bind.hpp"
+#include "services/secrets.hpp"
 
 namespace escouade::host {
 
@@ -21,6 +25,7 @@ namespace {
 
 constexpr int kInvalidParams = static_cast<int>(ErrorCode::invalid_params);
 constexpr int kFailed = static_cast<int>(ErrorCode::failed);
+constexpr int kKeychain = static_cast<int>(ErrorCode::keychain);
 constexpr auto kShutdownWindow = std::chrono::seconds(1);  // for all plugins together
 
 Error no_such_plugin(std::string_view id) {
@@ -77,12 +82,21 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
     : executor_(std::move(executor)),
       config_(std::move(config)),
       programs_(programs),
-      on_status_(std::move(on_status)) {}
+      on_status_(std::move(on_status)),
+      workers_(config_.worker_threads),
+      settings_(config_.data_dir / "plugin-settings") {
+  services_.host = executor_;
+  services_.workers = workers_.get_executor();
+  services_.keychain = config_.keychain;
+  services_.settings = &settings_;
+}
 
 Host::~Host() {
-  // Supervisors first: they end their programs and write to their journals.
+  // Supervisors first: they end their programs and write to their journals. Then the work in
+  // flight ends (its answers go nowhere: the sessions are closed).
   for (auto& [id, p] : plugins_)
     p->supervisor.reset();
+  workers_.join();
 }
 
 Host::Plugin* Host::find(std::string_view id) {
@@ -112,9 +126,9 @@ supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m
   c.program.env.push_back("ESCOUADE_VERSION=" + config_.escouade_version);
   c.escouade_version = config_.escouade_version;
   c.lang = config_.lang;
-  // What this host serves today: batches both ways, log, attachments given again after a
-  // restart. secrets and settings are not served yet, so they are not announced.
-  c.capabilities = json::object{{"batch", true}, {"log", true}, {"attach", true}};
+  // Batches both ways, secrets/get, settings/get, log, attachments given again after a restart.
+  c.capabilities = json::object{
+      {"batch", true}, {"secrets", true}, {"settings", true}, {"log", true}, {"attach", true}};
   c.memory_limit_bytes = config_.memory_limit_mb * 1024 * 1024;
   c.memory_period = config_.memory_period;
   return c;
@@ -130,7 +144,9 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
     JournalOptions jo;
     jo.dir = config_.data_dir / "plugin-logs";
     jo.plugin_id = id;
-    fresh->journal = std::make_unique<Journal>(std::move(jo));
+    fresh->journal = std::make_shared<Journal>(std::move(jo));
+    fresh->masker = std::make_shared<Masker>();
+    fresh->journal->set_masker([m = fresh->masker](std::string& text) { m->mask(text); });
     p = fresh.get();
     plugins_.emplace(id, std::move(fresh));
     load_order_.push_back(id);
@@ -142,6 +158,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
                    p->manifest.folder.string());
   p->supervisor = std::make_unique<supervisor::Supervisor>(
       executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_);
+  serve(*p);
 
   Loaded out;
   out.id = id;
@@ -152,11 +169,29 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
   return out;
 }
 
+void Host::serve(Plugin& p) {
+  p.served = std::make_shared<services::ServedPlugin>();
+  p.served->manifest = p.manifest;
+  p.served->journal = p.journal;
+  p.served->masker = p.masker;
+  update_project_folders(p);
+  p.supervisor->set_binder([this, served = p.served](rpc::Session& session) {
+    services::bind_services(session, services_, served);
+  });
+}
+
+void Host::update_project_folders(Plugin& p) {
+  p.served->project_folders.clear();
+  for (const auto& [pid, project] : p.projects)
+    p.served->project_folders.emplace(pid, project.folder);
+}
+
 Result<void> Host::enable(std::string_view id, const Project& project) {
   Plugin* p = find(id);
   if (!p) return no_such_plugin(id);
   const bool was_on = !p->projects.empty();
   p->projects[project.id] = project;
+  update_project_folders(*p);
   if (!was_on) {
     p->journal->info("switched on for " + project.name + " (" + project.id + ")");
     p->supervisor->set_enabled(true);
@@ -172,6 +207,7 @@ Result<void> Host::disable(std::string_view id, std::string_view project_id) {
   p->journal->info("switched off for " + it->second.name + " (" + it->second.id + ")");
   const std::string name = it->second.name;
   p->projects.erase(it);
+  update_project_folders(*p);
   // Switched off: its process is stopped; it starts again by activation where it is still on.
   if (p->projects.empty()) {
     p->supervisor->set_enabled(false);
@@ -203,7 +239,11 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
     if (project && !p.projects.count(*project)) continue;  // not on for that project
     const bool activates = names(p.manifest.activation, fact_name);
     const bool hears = names(p.manifest.permissions.events, fact_name);
-    if (!activates && !hears) continue;
+    if (!hears) {
+      // Only the facts of its permissions.events reach it; one of its activation starts it.
+      if (activates) p.supervisor->activate();
+      continue;
+    }
     if (!line) {
       auto encoded = proto::encode_notification("events/fact", fact);
       if (!encoded) return Error{kInvalidParams, "fact: " + encoded.error().message};

@@ -7,6 +7,7 @@
 // Thread: the host's thread (the executor given); no method may be called from another.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <filesystem>
@@ -19,10 +20,18 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "host/decision.hpp"
 #include "journal/journal.hpp"
+#include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
 #include "runtime/program.hpp"
+#include "services/context.hpp"
+#include "services/settings.hpp"
 #include "supervisor/supervisor.hpp"
+
+namespace escouade::platform {
+class Keychain;
+}
 
 namespace escouade::host {
 
@@ -37,6 +46,11 @@ struct HostConfig {
   std::vector<std::string> base_env;
   // Where a bare program name of run.command is looked up (the app's PATH).
   manifest::CheckEnvironment check_environment;
+  // Where plugins' secrets are kept; not owned, outlives the host. None: secrets/get answers
+  // -32002 (the keychain cannot be reached).
+  platform::Keychain* keychain = nullptr;
+  // Threads for blocking work (the keychain, files, settings).
+  std::size_t worker_threads = 2;
 };
 
 struct Project {
@@ -58,6 +72,8 @@ class Host {
  public:
   using StatusListener = std::function<void(const supervisor::Status&)>;
   using CallDone = std::function<void(Result<boost::json::value>)>;
+  using DecideDone = std::function<void(Result<Verdict>)>;
+  using Done = std::function<void(Result<void>)>;
 
   Host(boost::asio::any_io_executor executor, HostConfig config, runtime::ProgramFactory& programs,
        StatusListener on_status);
@@ -87,6 +103,22 @@ class Host {
             std::optional<boost::json::value> params,
             std::optional<std::chrono::milliseconds> timeout, CallDone done);
 
+  // A permission request (DecideParams) asked of each plugin that declares permissions.decide
+  // and is on for its project, all at once, each within the delay of permissions/decide
+  // (500 ms): `done` gets their combined verdict (decision.hpp) within the delay, however many
+  // take part. Params that do not hold: invalidParams, naming the field.
+  void decide(const boost::json::value& params, DecideDone done);
+
+  // The app keeps or forgets a plugin's secret (`key`, one its permissions.secrets grant) in the
+  // keychain, as plugin:<id>:<key>. `done` on the host's thread: -32602 for an unknown plugin or
+  // a key it does not declare, -32002 when the keychain cannot be reached.
+  void set_secret(std::string_view id, const std::string& key, std::string value, Done done);
+  void delete_secret(std::string_view id, const std::string& key, Done done);
+
+  // The user's values of the plugin's settings (contributes.settings), kept in
+  // <data dir>/plugin-settings: merged into those set before; a null value forgets one.
+  Result<void> set_settings(std::string_view id, const boost::json::object& values);
+
   Result<void> restart(std::string_view id);
   // One plugin's status, or every plugin's in the order they were loaded.
   Result<std::vector<supervisor::Status>> status(std::optional<std::string_view> id) const;
@@ -99,19 +131,30 @@ class Host {
  private:
   struct Plugin {
     manifest::Manifest manifest;
-    std::unique_ptr<Journal> journal;
+    std::shared_ptr<Journal> journal;
+    std::shared_ptr<Masker> masker;  // the secrets given to it, masked in its journal
+    // What the services know of it; a new one with each manifest.
+    std::shared_ptr<services::ServedPlugin> served;
     std::unique_ptr<supervisor::Supervisor> supervisor;
     std::map<std::string, Project> projects;  // where it is on, by project id
   };
 
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;
+  void serve(Plugin& p);
+  void update_project_folders(Plugin& p);
+  void keychain_work(std::string_view id, const std::string& key, std::string what,
+                     std::function<Result<void>(platform::Keychain&, const std::string&)> work,
+                     Done done);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
   runtime::ProgramFactory& programs_;
   StatusListener on_status_;
+  boost::asio::thread_pool workers_;
+  services::SettingsStore settings_;
+  services::ServiceContext services_;
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;
   std::vector<std::string> load_order_;
 };
