@@ -4,6 +4,8 @@
 //   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins
 //   cold    cold start: from the activating fact to initialize answered
 //   idle    the host's memory per loaded, idle plugin
+//   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
+//           plugin's permissions/decide round trip through host.call (the floor of a decision)
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json, run beside it.
 
 #include <fcntl.h>
@@ -49,7 +51,8 @@ fs::path make_plugin(const std::string& id) {
   std::ofstream(dir / "escouade-plugin.json")
       << R"({"id":")" << id
       << R"(","version":"1.0.0","name":"bench","run":{"command":["./plugin"]},)"
-         R"("activation":["event:agent.status"],"permissions":{"events":["agent.status"]}})";
+         R"("activation":["event:agent.status"],"permissions":{"events":["agent.status"],)"
+         R"("decide":true}})";
   return dir;
 }
 
@@ -178,6 +181,49 @@ void bench_cold(int starts) {
               pct(ms, 0.5), pct(ms, 0.99));
 }
 
+json::value decide_request(int i) {
+  return json::object{
+      {"request", json::object{{"id", "r-" + std::to_string(i)},
+                               {"kind", "command"},
+                               {"tool", "Bash"},
+                               {"input", json::object{{"command", "npm test -- --watch=false"}}}}},
+      {"project", json::object{{"id", "p1"}, {"name", "billing"}, {"private", false}}},
+      {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}}};
+}
+
+void bench_decide(int plugins, int iterations) {
+  Rig rig;
+  std::vector<std::string> ids;
+  for (int i = 0; i < plugins; ++i)
+    ids.push_back(rig.add("dev.bench.decide" + std::to_string(i)));
+  for (auto& id : ids)
+    rig.call(id, "test/echo", json::object{});  // all running
+  auto decide = [&](int i) {
+    std::optional<Result<host::Verdict>> out;
+    rig.host->decide(decide_request(i), [&](Result<host::Verdict> v) { out = std::move(v); });
+    while (!out)
+      rig.io.run_one();
+    if (!*out || (*out)->decision != proto::DecisionDecision::allow) {
+      throw std::runtime_error("a decision that is not an allowance");
+    }
+  };
+  for (int i = 0; i < 200; ++i)
+    decide(i);
+  std::vector<double> us, single;
+  for (int i = 0; i < iterations; ++i) {
+    auto a = Clock::now();
+    decide(i);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+    a = Clock::now();
+    rig.call(ids[0], "permissions/decide", decide_request(i));
+    single.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  std::printf(
+      "{\"bench\":\"host_decide\",\"plugins\":%d,\"iterations\":%d,\"p50_us\":%.1f,"
+      "\"p99_us\":%.1f,\"one_plugin_call_p50_us\":%.1f,\"one_plugin_call_p99_us\":%.1f}\n",
+      plugins, iterations, pct(us, 0.5), pct(us, 0.99), pct(single, 0.5), pct(single, 0.99));
+}
+
 // Bytes the allocator has handed out and not taken back: resident memory moves by pages and
 // keeps what earlier benchmarks freed, so it cannot see a few kilobytes a plugin.
 long heap_bytes() {
@@ -270,6 +316,11 @@ int main(int argc, char** argv) {
     if (which == "all" || which == "facts") {
       bench_facts(1, 200000);
       bench_facts(10, 50000);
+    }
+    if (which == "all" || which == "decide") {
+      bench_decide(1, 5000);
+      bench_decide(5, 5000);
+      bench_decide(20, 2000);
     }
     if (which == "all" || which == "cold") bench_cold(20);
     if (which == "all" || which == "idle") bench_idle(200);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cerrno>
@@ -44,12 +45,20 @@ fs::path make_plugin(const fs::path& parent, const PluginSpec& spec) {
     activation.emplace_back(a);
   for (const auto& e : spec.events)
     events.emplace_back(e);
+  json::object permissions{{"events", events}, {"decide", spec.decide}};
+  if (!spec.secrets.empty()) {
+    json::array secrets;
+    for (const auto& k : spec.secrets)
+      secrets.emplace_back(k);
+    permissions["secrets"] = std::move(secrets);
+  }
   json::object manifest{{"id", spec.id},
                         {"version", "1.0.0"},
                         {"name", "Fixture " + spec.mode},
                         {"run", json::object{{"command", json::array{"./plugin"}}}},
                         {"activation", activation},
-                        {"permissions", json::object{{"events", events}, {"decide", true}}}};
+                        {"permissions", std::move(permissions)}};
+  if (!spec.settings.empty()) manifest["contributes"] = json::object{{"settings", spec.settings}};
   std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
   return dir;
 }
@@ -74,6 +83,12 @@ HostClient::HostClient(std::vector<std::string> extra_args) {
   posix_spawn_file_actions_adddup2(&actions, to_host[0], 0);
   posix_spawn_file_actions_adddup2(&actions, from_host[1], 1);
   std::vector<std::string> args{ESCOUADE_HOST_BINARY, "--data-dir", data_.path().string()};
+  // Secrets in a file store of the test's own unless the test names a keychain: no test touches
+  // the keychain of the machine it runs on.
+  if (std::find(extra_args.begin(), extra_args.end(), "--keychain") == extra_args.end()) {
+    args.push_back("--keychain");
+    args.push_back("file:" + (data_.path() / "test-keychain").string());
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args)
@@ -208,6 +223,27 @@ std::string HostClient::load_and_enable(const fs::path& folder) {
           {"project", json::object{{"id", "p1"}, {"name", "Project One"}, {"private", false}}}});
   if (!enabled.ok()) throw std::runtime_error("host/enable: " + enabled.error_message);
   return id;
+}
+
+void HostClient::enable(const std::string& id, const std::string& project, bool is_private,
+                        const fs::path& folder) {
+  json::object pr{{"id", project}, {"name", "Project " + project}, {"private", is_private}};
+  if (!folder.empty()) pr["folder"] = folder.string();
+  auto enabled = call("host/enable", json::object{{"id", id}, {"project", std::move(pr)}});
+  if (!enabled.ok()) throw std::runtime_error("host/enable: " + enabled.error_message);
+}
+
+json::value HostClient::call_plugin(const std::string& id, const std::string& method,
+                                    json::value params) {
+  auto a = call("host/call",
+                json::object{{"id", id}, {"method", method}, {"params", std::move(params)}});
+  if (!a.ok()) throw std::runtime_error("host/call " + method + ": " + a.error_message);
+  return a.result;
+}
+
+std::string HostClient::journal_file(const std::string& id) const {
+  std::ifstream f(data_.path() / "plugin-logs" / (id + ".log"), std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> HostClient::journal(const std::string& id) {

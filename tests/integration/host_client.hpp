@@ -35,6 +35,10 @@ struct PluginSpec {
   std::string mode = "good";
   std::vector<std::string> activation = {"event:agent.status"};
   std::vector<std::string> events = {"agent.status"};
+  bool decide = true;
+  std::vector<std::string> secrets{};
+  // contributes.settings, as the manifest writes it ({"name": {"type", "default"?}}).
+  boost::json::object settings{};
 };
 
 // Makes <parent>/<id>/ with escouade-plugin.json, the fixture as ./plugin and its mode.
@@ -45,6 +49,8 @@ boost::json::value fact(std::string_view name, std::int64_t seq, std::string_vie
 
 class HostClient {
  public:
+  // Starts escouade-host with its own data dir and `extra_args`; without a --keychain among
+  // them, a file store in the data dir keeps the secrets.
   explicit HostClient(std::vector<std::string> extra_args = {});
   ~HostClient();  // kills the host if it still runs
   HostClient(const HostClient&) = delete;
@@ -71,6 +77,14 @@ class HostClient {
 
   // Loads, switches on for project p1 ("Project One", not private) and returns the id.
   std::string load_and_enable(const std::filesystem::path& folder);
+  // Switches a loaded plugin on for another project.
+  void enable(const std::string& id, const std::string& project, bool is_private = false,
+              const std::filesystem::path& folder = {});
+  // host/call, its result (fails the test on an error).
+  boost::json::value call_plugin(const std::string& id, const std::string& method,
+                                 boost::json::value params);
+  // The bytes of the plugin's journal file as they are on disk.
+  std::string journal_file(const std::string& id) const;
   std::vector<std::string> journal(const std::string& id);
   // Waits until a journal line of `id` contains `text`; returns it.
   std::string wait_journal(const std::string& id, const std::string& text,
