@@ -86,7 +86,12 @@ struct ProcessProgram::State {
     while (err_pending.size() >= kStderrPiece) {
       std::size_t cut = utf8_complete_prefix(std::string_view(err_pending).substr(0, kStderrPiece));
       if (cut == 0) cut = kStderrPiece;
-      if (events.error_line) events.error_line(std::string_view(err_pending).substr(0, cut));
+      const std::string_view piece = std::string_view(err_pending).substr(0, cut);
+      if (events.error_piece) {
+        events.error_piece(piece);
+      } else if (events.error_line) {
+        events.error_line(piece);
+      }
       err_pending.erase(0, cut);
     }
     if (at_end && !err_pending.empty()) {

@@ -30,8 +30,11 @@ struct ProgramEvents {
   std::function<void(std::string_view line)> output_line;
   // A line of its output longer than the limit was dropped.
   std::function<void(std::size_t limit)> output_too_long;
-  // One line of its standard error (long lines come in pieces).
+  // One line of its standard error, or the last piece of a long one.
   std::function<void(std::string_view line)> error_line;
+  // A piece of a line of its standard error too long to wait for its end (16 KiB), when set;
+  // the line goes on in the next piece or in error_line. Unset: pieces come to error_line.
+  std::function<void(std::string_view piece)> error_piece;
   // It ended; called once, after every line it wrote has been delivered.
   std::function<void(const ExitStatus&)> exited;
 };

@@ -19,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kStderrKept = 10;  // last lines of stderr quoted in a crash report
+// Of a stderr line that comes in pieces, the bytes kept to be journaled (and masked) whole.
+constexpr std::size_t kLongLineKept = 64 * 1024;
 
 std::string join_stderr(const std::deque<std::string>& lines) {
   if (lines.empty()) return "none";
@@ -255,15 +257,36 @@ bool Supervisor::start() {
   rpc::Session* session = session_.get();
   events.output_line = [session](std::string_view line) { session->feed_line(line); };
   events.output_too_long = [session](std::size_t limit) { session->line_too_long(limit); };
-  events.error_line = [this](std::string_view line) {
-    journal_.info("stderr: " + std::string(line));
-    last_stderr_.emplace_back(line);
+  // A long line is journaled whole, as one entry, so that the masking of secrets sees it whole
+  // (a secret across a cut between pieces would escape it); past kLongLineKept bytes the rest
+  // is counted, not kept (the journal keeps 16 KiB of an entry anyway).
+  events.error_piece = [this](std::string_view piece) {
+    const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_stderr_.size());
+    long_stderr_.append(piece.substr(0, room));
+    long_stderr_dropped_ += piece.size() - std::min(room, piece.size());
+  };
+  events.error_line = [this](std::string_view end) {
+    std::string line;
+    if (long_stderr_.empty()) {
+      line = end;
+    } else {
+      const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_stderr_.size());
+      line = std::move(long_stderr_) + std::string(end.substr(0, room));
+      const std::size_t dropped = long_stderr_dropped_ + end.size() - std::min(room, end.size());
+      if (dropped > 0) line += " (" + std::to_string(dropped) + " more bytes were not kept)";
+      long_stderr_.clear();
+      long_stderr_dropped_ = 0;
+    }
+    journal_.info("stderr: " + line);
+    last_stderr_.emplace_back(std::move(line));
     if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
   };
   events.exited = [this, alive = alive_](const runtime::ExitStatus& s) {
     if (*alive) program_exited(s);
   };
   last_stderr_.clear();
+  long_stderr_.clear();
+  long_stderr_dropped_ = 0;
   auto started = program_->start(std::move(events));
   if (!started) {
     journal_.error("could not start: " + started.error().message);

@@ -147,6 +147,8 @@ class Supervisor {
   std::size_t lost_ = 0;  // messages dropped from a full queue since the last report
   std::deque<std::chrono::steady_clock::time_point> crashes_;
   std::deque<std::string> last_stderr_;
+  std::string long_stderr_;  // the pieces of a long stderr line so far
+  std::size_t long_stderr_dropped_ = 0;
   // The last agent/attach of each agent, and the calls waiting for it to be sent again.
   std::map<std::string, boost::json::value> attachments_;
   Intent intent_ = Intent::none;

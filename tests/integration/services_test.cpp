@@ -152,6 +152,10 @@ TEST(Masking, AGivenSecretIsMaskedInEveryFormTheJournalKeeps) {
                    json::object{{"text", R"({"auth":")" + escaped_inner + R"("})"}});
   host.call_plugin(id, "test/stderr",
                    json::object{{"text", "split " + plain + " end"}, {"splitAt", 10}});
+  // a line long enough to come in pieces, the secret across the first cut (16 KiB)
+  host.call_plugin(
+      id, "test/stderr",
+      json::object{{"text", std::string(16380, 'x') + plain + std::string(40000, 'y')}});
   // its log notifications
   host.call_plugin(id, "test/log", json::object{{"level", "warn"}, {"message", "logged " + plain}});
   // a refusal note that quotes what it asked for
@@ -167,8 +171,10 @@ TEST(Masking, AGivenSecretIsMaskedInEveryFormTheJournalKeeps) {
   EXPECT_EQ(file.find("Tok"), std::string::npos) << file;
   for (const auto& line : host.journal(id))
     EXPECT_EQ(line.find("s3cr3t"), std::string::npos);
+  // The long line is one entry, not a line a piece.
+  EXPECT_EQ(file.find("stderr: yyyy"), std::string::npos);
   for (std::string expect : {"stderr: plain ", "stderr: word", "stderr: {\"auth\":\"",
-                             "stderr: split ", "log: logged ", "dying with "}) {
+                             "stderr: split ", "stderr: xxxxxxxx", "log: logged ", "dying with "}) {
     const auto at = file.find(expect);
     ASSERT_NE(at, std::string::npos) << expect << "\n" << file;
     EXPECT_NE(file.find(std::string(kMask), at), std::string::npos) << expect;
