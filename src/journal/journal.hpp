@@ -47,6 +47,11 @@ class Journal {
 
   // Rewrites a text in place before it reaches the file or the tail (the secrets' masking).
   void set_masker(std::function<void(std::string&)> masker);
+  // Applies the masker to `text` now: for a caller that cuts a text before journaling it (a
+  // cut secret would no longer be recognised).
+  void mask(std::string& text) const {
+    if (masker_) masker_(text);
+  }
 
   // The one path every line takes: the masker sees the whole text, then it is escaped (see
   // escape.hpp), cut past 16 KiB with `… (N more bytes)`, written and kept in the tail.

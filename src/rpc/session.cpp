@@ -106,6 +106,13 @@ bool Session::closed() const noexcept {
   return core_->closed;
 }
 
+std::string Session::shown(std::string_view text, std::size_t max_chars) const {
+  if (!redact_) return quote_for_journal(text, max_chars);
+  std::string copy(text);
+  redact_(copy);
+  return quote_for_journal(copy, max_chars);
+}
+
 void Session::report(std::string_view sentence) const {
   if (core_->report) core_->report(sentence);
 }
@@ -157,7 +164,7 @@ void Session::feed_line(std::string_view line) {
       report((inv->code == static_cast<int>(ErrorCode::parse) ? "sent a line that is not JSON ("
                                                               : "sent a message that is not "
                                                                 "JSON-RPC 2.0 (") +
-             inv->reason + "): " + quote_for_journal(line, kQuotedChars));
+             inv->reason + "): " + shown(line, kQuotedChars));
       if (!inv->answer_due) continue;
       Message answer = proto::error_reply(*inv);
       if (batch) {
@@ -183,7 +190,7 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   if (m.kind == MessageKind::notification) {
     auto it = notifications_.find(m.method);
     if (it == notifications_.end()) {
-      report("sent the notification " + quote_for_journal(m.method, 80) +
+      report("sent the notification " + shown(m.method, 80) +
              ", which is not served; it was ignored");
       return;
     }
@@ -194,10 +201,9 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   Reply reply(std::move(sink), std::move(m.id), m.method);
   auto it = requests_.find(m.method);
   if (it == requests_.end()) {
-    report("asked for " + quote_for_journal(m.method, 80) +
-           ", which is not served; answered -32601");
+    report("asked for " + shown(m.method, 80) + ", which is not served; answered -32601");
     reply.error(static_cast<int>(ErrorCode::method_not_found),
-                "method not found: " + quote_for_journal(m.method, 80));
+                "method not found: " + shown(m.method, 80));
     return;
   }
   it->second(params, std::move(reply));
@@ -302,8 +308,8 @@ void Session::answer_arrived(Message&& m) {
              " ms after the call, past its delay; it was ignored");
       expired_.erase(late);
     } else {
-      report("sent an answer to no call in flight (id " +
-             quote_for_journal(json::serialize(m.id), 40) + "); it was ignored");
+      report("sent an answer to no call in flight (id " + shown(json::serialize(m.id), 40) +
+             "); it was ignored");
     }
     return;
   }

@@ -73,6 +73,9 @@ class Session {
   // A line too long to be read (the framer dropped it).
   void line_too_long(std::size_t limit);
 
+  // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
+  void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
+
   // Binds a method. Unbound requests are answered methodNotFound (-32601) and reported.
   void handle(std::string method, RequestHandler handler);
   void handle_notification(std::string method, NotificationHandler handler);
@@ -134,6 +137,8 @@ class Session {
   void arm_deadline(std::chrono::steady_clock::time_point at);
   void deadline_reached();
   void report(std::string_view sentence) const;
+  // What the peer sent, redacted, then quoted for the journal in `max_chars` at most.
+  std::string shown(std::string_view text, std::size_t max_chars) const;
 
   std::shared_ptr<detail::SessionCore> core_;
   boost::asio::any_io_executor executor_;
@@ -146,6 +151,7 @@ class Session {
   std::int64_t next_id_ = 1;
   boost::asio::steady_timer deadline_timer_;
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
+  std::function<void(std::string&)> redact_;
 };
 
 template <class M, class F>

@@ -251,6 +251,7 @@ bool Supervisor::start() {
   session_ = std::make_unique<rpc::Session>(
       executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
       [this](std::string_view sentence) { journal_.warn(sentence); });
+  session_->set_redactor([this](std::string& text) { journal_.mask(text); });
   if (binder_) binder_(*session_);
 
   runtime::ProgramEvents events;

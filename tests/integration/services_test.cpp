@@ -156,6 +156,9 @@ TEST(Masking, AGivenSecretIsMaskedInEveryFormTheJournalKeeps) {
   host.call_plugin(
       id, "test/stderr",
       json::object{{"text", std::string(16380, 'x') + plain + std::string(40000, 'y')}});
+  // a line on stdout that is not JSON-RPC, quoted in its first 200 characters, the secret
+  // across that cut
+  host.call_plugin(id, "test/stdout-raw", json::object{{"text", std::string(190, 'g') + plain}});
   // its log notifications
   host.call_plugin(id, "test/log", json::object{{"level", "warn"}, {"message", "logged " + plain}});
   // a refusal note that quotes what it asked for
@@ -173,8 +176,9 @@ TEST(Masking, AGivenSecretIsMaskedInEveryFormTheJournalKeeps) {
     EXPECT_EQ(line.find("s3cr3t"), std::string::npos);
   // The long line is one entry, not a line a piece.
   EXPECT_EQ(file.find("stderr: yyyy"), std::string::npos);
-  for (std::string expect : {"stderr: plain ", "stderr: word", "stderr: {\"auth\":\"",
-                             "stderr: split ", "stderr: xxxxxxxx", "log: logged ", "dying with "}) {
+  for (std::string expect :
+       {"stderr: plain ", "stderr: word", "stderr: {\"auth\":\"", "stderr: split ",
+        "stderr: xxxxxxxx", "gggggggg", "log: logged ", "dying with "}) {
     const auto at = file.find(expect);
     ASSERT_NE(at, std::string::npos) << expect << "\n" << file;
     EXPECT_NE(file.find(std::string(kMask), at), std::string::npos) << expect;
