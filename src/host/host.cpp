@@ -6,14 +6,11 @@
 #include <memory>
 #include <utility>
 
-#include "platform/keychain.hpp"
-#include "policy/secret_keys.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "rpc/session.hpp"
 #include "services/bind.hpp"
-#include "services/secrets.hpp"
 
 namespace escouade::host {
 
@@ -25,7 +22,6 @@ namespace {
 
 constexpr int kInvalidParams = static_cast<int>(ErrorCode::invalid_params);
 constexpr int kFailed = static_cast<int>(ErrorCode::failed);
-constexpr int kKeychain = static_cast<int>(ErrorCode::keychain);
 constexpr auto kShutdownWindow = std::chrono::seconds(1);  // for all plugins together
 
 Error no_such_plugin(std::string_view id) {

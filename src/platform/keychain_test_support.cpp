@@ -40,17 +40,6 @@ SecretServiceSession* shared_secret_service(std::string& why) {
   return slot.get();
 }
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "escouade-keychain-XXXXXX");
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 std::string test_name(const std::string& key) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string test = info != nullptr ? info->name() : "none";

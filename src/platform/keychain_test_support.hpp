@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/temp_dir.hpp"
 #include "platform/secret_service_session.hpp"
 
 namespace escouade::platform::testing {
@@ -15,18 +16,9 @@ namespace escouade::platform::testing {
 // nullptr, with the reason in `why`, when it could not start.
 SecretServiceSession* shared_secret_service(std::string& why);
 
-// A fresh folder under the system's temporary folder, removed with everything in it.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+// A folder of its own for one test (base/temp_dir.hpp).
+struct TempDir : escouade::TempDir {
+  TempDir() : escouade::TempDir("escouade-keychain") {}
 };
 
 // A name of its own for each test, so tests sharing one keyring never see each other's

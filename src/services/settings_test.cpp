@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/temp_dir.hpp"
 #include "services/project_file.hpp"
 
 namespace escouade::services {
@@ -33,25 +34,8 @@ using ::testing::SizeIs;
 
 constexpr int kInvalidParams = -32602;
 
-// A folder of its own under the system's temporary folder, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "escouade-settings-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = fs::canonical(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+struct TempDir : escouade::TempDir {
+  TempDir() : escouade::TempDir("escouade-settings") {}
 };
 
 void write_file(const fs::path& path, std::string_view text) {
