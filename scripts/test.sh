@@ -48,23 +48,27 @@ echo "== build: release"
 cmake --preset release >"$log_dir/configure-release.log"
 cmake --build --preset release
 
-echo "== fuzz: libFuzzer on the codec for ${fuzz_seconds} s"
+echo "== fuzz: libFuzzer on the codec, then on the policies, ${fuzz_seconds} s each"
 cmake --preset fuzz >"$log_dir/configure-fuzz.log"
 cmake --build --preset fuzz
-work_corpus=$(mktemp -d)
-cp tests/fuzz/corpus/* "$work_corpus"/
-if build/fuzz/tests/fuzz/fuzz_codec -max_total_time="$fuzz_seconds" -max_len=4096 \
-    -print_final_stats=1 -artifact_prefix="$log_dir/fuzz-" "$work_corpus" \
-    >"$log_dir/fuzz.log" 2>&1; then
-  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log_dir/fuzz.log" || true
-  echo "fuzz_codec: no crash in ${fuzz_seconds} s"
-  passed=$((passed + 1))
-else
-  tail -n 60 "$log_dir/fuzz.log"
-  echo "fuzz_codec: FOUND A CRASH (reproducer in $log_dir/fuzz-*)"
-  failed=$((failed + 1))
-fi
-rm -rf "$work_corpus"
+for target in codec policy; do
+  corpus_dir=tests/fuzz/corpus
+  [ "$target" = policy ] && corpus_dir=tests/fuzz/corpus-policy
+  work_corpus=$(mktemp -d)
+  cp "$corpus_dir"/* "$work_corpus"/
+  if "build/fuzz/tests/fuzz/fuzz_$target" -max_total_time="$fuzz_seconds" -max_len=4096 \
+      -print_final_stats=1 -artifact_prefix="$log_dir/fuzz-$target-" "$work_corpus" \
+      >"$log_dir/fuzz-$target.log" 2>&1; then
+    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log_dir/fuzz-$target.log" || true
+    echo "fuzz_$target: no crash in ${fuzz_seconds} s"
+    passed=$((passed + 1))
+  else
+    tail -n 60 "$log_dir/fuzz-$target.log"
+    echo "fuzz_$target: FOUND A CRASH (reproducer in $log_dir/fuzz-$target-*)"
+    failed=$((failed + 1))
+  fi
+  rm -rf "$work_corpus"
+done
 
 echo
 echo "total: $passed passed, $failed failed"
