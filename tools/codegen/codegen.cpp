@@ -1,6 +1,7 @@
 // escouade-codegen: reads schema/plugin-protocol-1.json and writes the C++ the protocol layer is
 // built on: the error codes, the method table, one struct or enum per definition with its JSON
-// conversions, and the schema's text. Run by the build; see docs/codegen.md.
+// conversions, and the schema's text. Run by the build; see docs/codegen.md. With --sdk it
+// writes instead the C++ SDK's one self-contained header (sdk_header.hpp).
 //
 // It understands the subset of JSON Schema the protocol uses and refuses anything else with the
 // JSON path of the construct, so a schema change it cannot express breaks the build loudly.
@@ -18,278 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "schema_model.hpp"
+#include "sdk_header.hpp"
+
 namespace json = boost::json;
 
-namespace {
-
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw std::runtime_error(where + ": " + what);
-}
-
-std::string title_case(std::string_view name) {
-  std::string out;
-  bool up = true;
-  for (char c : name) {
-    if (c == '/' || c == '.' || c == '_' || c == '-') {
-      up = true;
-      continue;
-    }
-    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    up = false;
-  }
-  return out;
-}
-
-std::string snake_case(std::string_view name) {
-  static const std::set<std::string> kKeywords = {
-      "and",     "auto",      "bool",   "break",  "case",  "char",   "class",    "const",
-      "default", "delete",    "do",     "double", "else",  "enum",   "false",    "float",
-      "for",     "if",        "int",    "long",   "new",   "not",    "operator", "or",
-      "private", "protected", "public", "return", "short", "signed", "static",   "struct",
-      "switch",  "template",  "this",   "true",   "try",   "union",  "unsigned", "using",
-      "virtual", "void",      "while",  "xor"};
-  std::string out;
-  for (char c : name) {
-    if (c == '.' || c == '-' || c == '/') {
-      out += '_';
-    } else if (std::isupper(static_cast<unsigned char>(c))) {
-      if (!out.empty() && out.back() != '_') out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
-  }
-  if (kKeywords.count(out)) out += '_';
-  return out;
-}
-
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-const json::object& as_object(const json::value& v, const std::string& where) {
-  if (!v.is_object()) fail(where, "expected an object");
-  return v.get_object();
-}
-
-// How a schema maps to C++.
-struct CppType {
-  std::string name;       // the C++ type of a value (without the optional<> of an absent field)
-  bool nullable = false;  // null is a valid value: the member is std::optional<name>
-};
-
-struct Field {
-  std::string json_name;
-  std::string member;
-  CppType type;
-  bool required = false;
-};
-
-struct Enum {
-  std::string name;
-  std::vector<std::string> values;
-};
-
-struct Struct {
-  std::string name;
-  std::vector<Field> fields;
-  bool keep_unknown = false;  // additionalProperties: true on the definition: unknown fields kept
-};
-
-class Generator {
- public:
-  explicit Generator(const json::object& root) : root_(root) {}
-
-  void run() {
-    const auto& defs = as_object(root_.at("definitions"), "definitions");
-    for (const auto& [name, def] : defs)
-      definition(std::string(name), def);
-    const auto& methods = as_object(root_.at("x-methods"), "x-methods");
-    for (const auto& [name, m] : methods)
-      method(std::string(name), m);
-  }
-
-  std::string errors_hpp() const;
-  std::string errors_cpp() const;
-  std::string types_hpp() const;
-  std::string types_cpp() const;
-  std::string methods_hpp() const;
-  std::string methods_cpp() const;
-
- private:
-  struct Method {
-    std::string name;
-    std::string type_name;
-    bool to_plugin;
-    bool notification;
-    std::int64_t timeout_ms;
-    bool timeout_explicit;
-    std::vector<std::string> errors;
-    CppType params;
-    CppType result;  // name "void" for a notification
-  };
-
-  void definition(const std::string& name, const json::value& v) {
-    const std::string where = "definitions." + name;
-    const auto& o = as_object(v, where);
-    if (o.contains("enum")) {
-      enum_type(name, o, where);
-    } else if (o.contains("type") && o.at("type") == "object" && o.contains("properties")) {
-      struct_type(name, o, where);
-    } else {
-      fail(where, "a definition must be an enum or an object with properties");
-    }
-    def_names_.insert(name);
-  }
-
-  void enum_type(const std::string& name, const json::object& o, const std::string& where) {
-    Enum e{name, {}};
-    for (const auto& v : o.at("enum").as_array()) {
-      if (!v.is_string()) fail(where, "only enums of strings are supported");
-      e.values.emplace_back(v.get_string());
-    }
-    enums_.push_back(std::move(e));
-  }
-
-  void struct_type(const std::string& name, const json::object& o, const std::string& where) {
-    Struct s{name, {}, false};
-    std::set<std::string> required;
-    if (auto* r = o.if_contains("required")) {
-      for (const auto& k : r->as_array())
-        required.insert(std::string(k.as_string()));
-    }
-    if (auto* ap = o.if_contains("additionalProperties")) {
-      if (!ap->is_bool()) fail(where, "additionalProperties on a definition must be a boolean");
-      s.keep_unknown = ap->get_bool();
-    }
-    for (const auto& [pname, pv] : as_object(o.at("properties"), where + ".properties")) {
-      std::string key(pname);
-      Field f{key, snake_case(key), map_type(pv, where + "." + key, name + title_case(key)),
-              required.count(key) > 0};
-      s.fields.push_back(std::move(f));
-      required.erase(key);
-    }
-    if (!required.empty()) fail(where, "required names an unknown property: " + *required.begin());
-    structs_.push_back(std::move(s));
-  }
-
-  // Maps a property or method schema to a C++ type; `enum_name` names an inline enum.
-  CppType map_type(const json::value& v, const std::string& where, const std::string& enum_name) {
-    const auto& o = as_object(v, where);
-    if (auto* ref = o.if_contains("$ref")) {
-      std::string r(ref->as_string());
-      const std::string prefix = "#/definitions/";
-      if (r.rfind(prefix, 0) != 0) fail(where, "only local #/definitions references are supported");
-      return {r.substr(prefix.size()), false};
-    }
-    if (auto* en = o.if_contains("enum")) {
-      Enum e{enum_name, {}};
-      for (const auto& x : en->as_array())
-        e.values.emplace_back(x.as_string());
-      enums_.push_back(std::move(e));
-      return {enum_name, false};
-    }
-    const json::value* t = o.if_contains("type");
-    if (!t) fail(where, "a schema needs $ref, enum or type");
-    if (t->is_array()) {
-      std::vector<std::string> types;
-      for (const auto& x : t->as_array())
-        types.emplace_back(x.as_string());
-      if (types.size() == 2 && types[1] == "null") {
-        CppType inner = scalar(types[0], where);
-        inner.nullable = true;
-        return inner;
-      }
-      if (types == std::vector<std::string>{"string", "number", "boolean"}) return {"Scalar"};
-      fail(where, "unsupported list of types");
-    }
-    std::string type(t->as_string());
-    if (type == "object") {
-      const json::value* ap = o.if_contains("additionalProperties");
-      if (o.contains("properties")) {
-        // An inline object gets a struct of its own, named after where it is.
-        struct_type(enum_name, o, where);
-        return {enum_name};
-      }
-      if (!ap || (ap->is_bool() && ap->get_bool())) return {"boost::json::object"};
-      if (ap->is_object()) {
-        CppType value = map_type(*ap, where + ".additionalProperties", enum_name + "Value");
-        if (value.nullable) fail(where, "nullable map values are not supported");
-        return {"std::map<std::string, " + value.name + ">"};
-      }
-      fail(where, "unsupported additionalProperties");
-    }
-    if (type == "array") {
-      CppType item = map_type(o.at("items"), where + ".items", enum_name + "Item");
-      if (item.nullable) fail(where, "nullable array items are not supported");
-      return {"std::vector<" + item.name + ">"};
-    }
-    return scalar(type, where);
-  }
-
-  CppType scalar(const std::string& type, const std::string& where) {
-    if (type == "string") return {"std::string"};
-    if (type == "integer") return {"std::int64_t"};
-    if (type == "number") return {"double"};
-    if (type == "boolean") return {"bool"};
-    if (type == "null") return {"std::nullptr_t"};
-    fail(where, "unsupported type " + type);
-  }
-
-  void method(const std::string& name, const json::value& v) {
-    const std::string where = "x-methods." + name;
-    const auto& o = as_object(v, where);
-    Method m;
-    m.name = name;
-    m.type_name = title_case(name);
-    const auto dir = o.at("direction").as_string();
-    if (dir != "toPlugin" && dir != "toEscouade")
-      fail(where, "direction must be toPlugin or toEscouade");
-    m.to_plugin = dir == "toPlugin";
-    m.notification = o.contains("notification") && o.at("notification").as_bool();
-    m.timeout_explicit = o.contains("timeoutMs");
-    m.timeout_ms = m.timeout_explicit ? o.at("timeoutMs").as_int64()
-                                      : root_.at("x-defaultTimeoutMs").as_int64();
-    const auto& errs = as_object(root_.at("x-errors"), "x-errors");
-    if (auto* e = o.if_contains("errors")) {
-      for (const auto& x : e->as_array()) {
-        std::string en(x.as_string());
-        if (!errs.contains(en)) fail(where, "errors names an unknown error: " + en);
-        m.errors.push_back(en);
-      }
-    }
-    m.params = map_type(o.at("params"), where + ".params", m.type_name + "Params");
-    if (m.notification) {
-      if (o.contains("result")) fail(where, "a notification has no result");
-      m.result = {"void"};
-    } else {
-      m.result = map_type(o.at("result"), where + ".result", m.type_name + "Result");
-    }
-    methods_.push_back(std::move(m));
-  }
-
-  static std::string member_type(const Field& f) {
-    if (f.type.nullable || !f.required) return "std::optional<" + f.type.name + ">";
-    return f.type.name;
-  }
-  static std::string value_type(const CppType& t) {
-    return t.nullable ? "std::optional<" + t.name + ">" : t.name;
-  }
-
-  const json::object& root_;
-  std::vector<Enum> enums_;
-  std::vector<Struct> structs_;
-  std::vector<Method> methods_;
-  std::set<std::string> def_names_;
-};
-
-const char* kBanner =
-    "// Generated by tools/codegen from schema/plugin-protocol-1.json. Do not edit.\n";
+namespace escouade::codegen {
 
 std::string Generator::errors_hpp() const {
   std::ostringstream o;
@@ -672,6 +407,15 @@ const MethodInfo* find_method(std::string_view name) noexcept {
   return o.str();
 }
 
+}  // namespace escouade::codegen
+
+namespace {
+
+using escouade::codegen::as_object;
+using escouade::codegen::fail;
+using escouade::codegen::Generator;
+using escouade::codegen::kBanner;
+
 std::string schema_cpp(const std::string& text) {
   std::ostringstream o;
   o << kBanner << "#include <string_view>\n\nnamespace escouade::proto {\n\n"
@@ -701,20 +445,31 @@ void write_if_changed(const std::string& path, const std::string& content) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: escouade-codegen <schema.json> <output dir>\n";
+  // escouade-codegen <schema> <dir>: the protocol layer's files into <dir>.
+  // escouade-codegen --sdk <schema> <file>: the SDK's one header
+  // (sdk/cpp/include/escouade/protocol.hpp).
+  const bool sdk = argc == 4 && std::string_view(argv[1]) == "--sdk";
+  if (argc != 3 && !sdk) {
+    std::cerr << "usage: escouade-codegen <schema.json> <output dir>\n"
+              << "       escouade-codegen --sdk <schema.json> <output header>\n";
     return 2;
   }
+  const char* schema_path = argv[sdk ? 2 : 1];
+  const std::string target = argv[sdk ? 3 : 2];
   try {
-    std::ifstream in(argv[1], std::ios::binary);
-    if (!in) fail(argv[1], "cannot read");
+    std::ifstream in(schema_path, std::ios::binary);
+    if (!in) fail(schema_path, "cannot read");
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string text = buf.str();
     json::value root = json::parse(text);
     Generator g(as_object(root, "schema"));
     g.run();
-    const std::string dir = argv[2];
+    if (sdk) {
+      write_if_changed(target, escouade::codegen::sdk_header(g));
+      return 0;
+    }
+    const std::string& dir = target;
     write_if_changed(dir + "/errors.hpp", g.errors_hpp());
     write_if_changed(dir + "/errors.cpp", g.errors_cpp());
     write_if_changed(dir + "/types.hpp", g.types_hpp());
@@ -723,7 +478,7 @@ int main(int argc, char** argv) {
     write_if_changed(dir + "/methods.cpp", g.methods_cpp());
     write_if_changed(dir + "/schema_text.cpp", schema_cpp(text));
   } catch (const std::exception& e) {
-    std::cerr << "escouade-codegen: " << argv[1] << ": " << e.what() << "\n";
+    std::cerr << "escouade-codegen: " << schema_path << ": " << e.what() << "\n";
     return 1;
   }
   return 0;

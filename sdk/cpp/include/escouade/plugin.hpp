@@ -1,0 +1,493 @@
+#pragma once
+
+// The C++ SDK for Escouade plugins (protocol 1), header-only: docs/authors.md is the guide.
+//
+//   escouade::Plugin p{"dev.example.guard"};
+//   p.on_decide([](const escouade::DecideParams& r, escouade::Context& c) { return escouade::ask();
+//   }); return p.run();
+//
+// A Plugin reads JSON-RPC lines, answers the handshake, dispatches each request and
+// notification to its handler, answers a batch with one batch, and stops after answering
+// `shutdown` (or at the end of its input). Single-threaded: every handler runs on the thread
+// that called run(), one at a time.
+//
+// Calls to Escouade (Context::secret, settings, file, call) block until their answer comes.
+// Meanwhile the Plugin keeps reading: answers are matched to their calls by id, and requests
+// or notifications that arrive are queued, then served in their order of arrival once the
+// running handler has returned. Handlers are never re-entered, and a call never deadlocks on
+// a request of Escouade's: that request simply waits its turn.
+//
+// With exceptions enabled, an exception that leaves a request's handler answers -32603 with its
+// what(); built with -fno-exceptions, nothing here throws or catches.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#include <exception>
+#define ESCOUADE_SDK_EXCEPTIONS 1
+#endif
+
+#include "escouade/protocol.hpp"
+#include "escouade/result.hpp"
+#include "escouade/transport.hpp"
+
+namespace escouade {
+
+using Level = LogParamsLevel;
+using Verdict = DecisionDecision;
+
+// The three answers to a permission request. The message of a refusal is told to the agent.
+inline Decision allow(std::string message = {}) {
+  return {Verdict::allow, message.empty() ? std::nullopt : std::optional(std::move(message))};
+}
+inline Decision deny(std::string message) {
+  return {Verdict::deny, message.empty() ? std::nullopt : std::optional(std::move(message))};
+}
+inline Decision ask(std::string message = {}) {
+  return {Verdict::ask, message.empty() ? std::nullopt : std::optional(std::move(message))};
+}
+
+class Plugin;
+
+// What a handler reaches Escouade through. Given by the Plugin to every handler; valid while
+// run() runs. Each call blocks until Escouade answers (see the top of this file).
+class Context {
+ public:
+  // secrets/get: the secret kept under `key` (a key of permissions.secrets), or nullopt when
+  // none is kept. -32001 for a key that is not the plugin's, -32002 for a keychain out of reach.
+  Result<std::optional<std::string>> secret(std::string_view key);
+  // settings/get: the values of contributes.settings, with `project`'s .escouade.yml over them.
+  Result<boost::json::object> settings(std::optional<std::string_view> project = std::nullopt);
+  // files/read: a file of the plugin's own folder as UTF-8 text ("rules.json", "data/x.txt").
+  Result<std::string> file(std::string_view path);
+  // The log notification: a line of the plugin's journal.
+  void log(Level level, std::string_view message);
+
+  // Any method of Escouade's, typed: call<method::SecretsGet>({"token"}).
+  template <class M>
+  Result<typename M::Result> call(const typename M::Params& params);
+  // Any method by name, untyped.
+  Result<boost::json::value> call(std::string_view method, boost::json::value params);
+  // A notification to Escouade.
+  void notify(std::string_view method, boost::json::value params);
+
+  // What Escouade said at the handshake (its version, lang, capabilities); empty before it.
+  const InitializeParams& initialize() const;
+  // The id the Plugin was made with.
+  const std::string& plugin_id() const;
+
+ private:
+  friend class Plugin;
+  explicit Context(Plugin& plugin) : plugin_(plugin) {}
+  Plugin& plugin_;
+};
+
+class Plugin {
+ public:
+  // A request's handler: params (null when the message had none) to a result or an Error.
+  using RequestHandler =
+      std::function<Result<boost::json::value>(const boost::json::value& params, Context&)>;
+  using NotificationHandler = std::function<void(const boost::json::value& params, Context&)>;
+
+  // `id` is the plugin's id, as its manifest says; a different id in initialize is logged.
+  explicit Plugin(std::string id) : id_(std::move(id)), context_(*this) {}
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  // Runs once, right after the answer to initialize is written.
+  Plugin& on_start(std::function<void(Context&)> handler) {
+    on_start_ = std::move(handler);
+    return *this;
+  }
+  // permissions/decide (the manifest needs permissions.decide).
+  Plugin& on_decide(std::function<Decision(const DecideParams&, Context&)> handler) {
+    return serve<method::PermissionsDecide>(
+        [h = std::move(handler)](const DecideParams& p, Context& c) -> Result<Decision> {
+          return h(p, c);
+        });
+  }
+  // events/fact (the facts of permissions.events).
+  Plugin& on_fact(std::function<void(const Fact&, Context&)> handler) {
+    return serve<method::EventsFact>(std::move(handler));
+  }
+  // Runs when shutdown comes, before its answer (after it, the plugin's output is lost), or
+  // when the input ends without one.
+  Plugin& on_shutdown(std::function<void(Context&)> handler) {
+    on_shutdown_ = std::move(handler);
+    return *this;
+  }
+  // A request of any other name (host/call reaches them).
+  Plugin& on(std::string method, RequestHandler handler) {
+    requests_[std::move(method)] = std::move(handler);
+    return *this;
+  }
+  Plugin& on_notification(std::string method, NotificationHandler handler) {
+    notifications_[std::move(method)] = std::move(handler);
+    return *this;
+  }
+  // A method of the protocol, typed by its traits (method::X). For a request, `handler` is
+  // (const M::Params&, Context&) -> Result<M::Result>; for a notification it returns nothing.
+  // Params that do not hold answer -32602 naming the field (a notification's are logged).
+  template <class M, class F>
+  Plugin& serve(F handler);
+
+  // Serves Escouade on stdin and stdout (stdout kept for the protocol: see stdio_transport)
+  // until shutdown or the end of input. Returns the exit code for main: 0.
+  int run() {
+    auto transport = stdio_transport();
+    return run(*transport);
+  }
+  // The same on any transport: the seam for tests.
+  int run(Transport& transport);
+
+  const std::string& id() const { return id_; }
+  const InitializeParams& initialize_params() const { return init_; }
+
+ private:
+  friend class Context;
+
+  // One thing read: a message or batch, or the reason its line was not JSON.
+  struct Incoming {
+    boost::json::value message;
+    std::optional<std::string> parse_error;
+  };
+
+  static boost::json::value reply(const boost::json::value& id, Result<boost::json::value> r) {
+    boost::json::object o{{"jsonrpc", "2.0"}, {"id", id}};
+    if (r) {
+      o["result"] = std::move(*r);
+    } else {
+      o["error"] = boost::json::object{{"code", r.error().code}, {"message", r.error().message}};
+    }
+    return o;
+  }
+
+  static bool is_response(const boost::json::value& v) {
+    const auto* o = v.if_object();
+    return o && !o->contains("method") && o->contains("id") &&
+           (o->contains("result") || o->contains("error"));
+  }
+
+  void write(const boost::json::value& v) {
+    if (transport_ && !transport_->write_line(boost::json::serialize(v))) output_closed_ = true;
+  }
+
+  void trace(std::string_view what) {
+    std::fprintf(stderr, "%s: %.*s\n", id_.c_str(), static_cast<int>(what.size()), what.data());
+  }
+
+  // The next line of input, parsed; false at its end.
+  bool read_incoming(Incoming& out) {
+    std::string line;
+    for (;;) {
+      if (input_closed_ || !transport_ || !transport_->read_line(line)) {
+        input_closed_ = true;
+        return false;
+      }
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      boost::json::error_code ec;
+      out.message = boost::json::parse(line, ec);
+      out.parse_error.reset();
+      if (ec) out.parse_error = "parse error: " + ec.message();
+      return true;
+    }
+  }
+
+  // While a call waits: answers go to answers_, everything else to the queue.
+  void sort_incoming(Incoming in) {
+    if (auto* batch = in.message.if_array(); batch && !in.parse_error && !batch->empty()) {
+      boost::json::array rest;
+      for (auto& m : *batch) {
+        if (is_response(m)) {
+          take_answer(m.get_object());
+        } else {
+          rest.push_back(std::move(m));
+        }
+      }
+      if (rest.empty()) return;
+      in.message = std::move(rest);
+    } else if (!in.parse_error && is_response(in.message)) {
+      take_answer(in.message.get_object());
+      return;
+    }
+    queue_.push_back(std::move(in));
+  }
+
+  void take_answer(const boost::json::object& answer) {
+    const auto* id = answer.if_contains("id");
+    if (id && id->is_int64() && waiting_.count(id->get_int64())) {
+      answers_[id->get_int64()] = answer;
+      return;
+    }
+    trace("an answer to no call of ours: " + boost::json::serialize(answer));
+  }
+
+  Result<boost::json::value> call_raw(std::string_view method, boost::json::value params) {
+    if (!transport_)
+      return Error(ErrorCode::failed, std::string(method) + ": the plugin is not running");
+    const std::int64_t id = next_id_++;
+    write(boost::json::object{
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
+    waiting_.insert(id);
+    for (;;) {
+      if (auto it = answers_.find(id); it != answers_.end()) {
+        boost::json::object answer = std::move(it->second);
+        answers_.erase(it);
+        waiting_.erase(id);
+        return unpack(method, answer);
+      }
+      Incoming in;
+      if (!read_incoming(in)) {
+        waiting_.erase(id);
+        return Error(ErrorCode::failed,
+                     std::string(method) + ": the input ended before Escouade answered");
+      }
+      sort_incoming(std::move(in));
+    }
+  }
+
+  static Result<boost::json::value> unpack(std::string_view method, boost::json::object& answer) {
+    if (auto* e = answer.if_contains("error")) {
+      Error err(ErrorCode::internal, std::string(method) + ": an error without a message");
+      if (const auto* eo = e->if_object()) {
+        if (const auto* c = eo->if_contains("code"); c && c->is_int64())
+          err.code = static_cast<int>(c->get_int64());
+        if (const auto* m = eo->if_contains("message"); m && m->is_string())
+          err.message = std::string(m->get_string());
+      }
+      return err;
+    }
+    return std::move(answer["result"]);
+  }
+
+  void notify_raw(std::string_view method, boost::json::value params) {
+    write(
+        boost::json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  }
+
+  void serve_incoming(Incoming& in) {
+    if (in.parse_error) {
+      write(reply(nullptr, Error(ErrorCode::parse, *in.parse_error)));
+      return;
+    }
+    if (auto* batch = in.message.if_array()) {
+      if (batch->empty()) {
+        write(reply(nullptr, Error(ErrorCode::invalid_request, "an empty batch")));
+        return;
+      }
+      boost::json::array replies;
+      for (const auto& m : *batch) {
+        if (is_response(m)) {
+          take_answer(m.get_object());
+        } else if (auto r = serve_message(m)) {
+          replies.push_back(std::move(*r));
+        }
+      }
+      if (!replies.empty()) write(replies);
+      return;
+    }
+    if (is_response(in.message)) {
+      take_answer(in.message.get_object());
+      return;
+    }
+    if (auto r = serve_message(in.message)) write(*r);
+  }
+
+  // Serves one request or notification; its answer, or nothing for a notification.
+  std::optional<boost::json::value> serve_message(const boost::json::value& v) {
+    static const boost::json::value kNull;
+    const auto* o = v.if_object();
+    const boost::json::value* id = o ? o->if_contains("id") : nullptr;
+    const bool id_ok =
+        id && (id->is_string() || id->is_int64() || id->is_uint64() || id->is_null());
+    const auto* version = o ? o->if_contains("jsonrpc") : nullptr;
+    const auto* name = o ? o->if_contains("method") : nullptr;
+    if (!o || !version || *version != "2.0" || !name || !name->is_string() || (id && !id_ok)) {
+      return reply(id_ok ? *id : kNull,
+                   Error(ErrorCode::invalid_request, "not a JSON-RPC 2.0 request"));
+    }
+    const std::string method(name->get_string());
+    const boost::json::value* found = o->if_contains("params");
+    const boost::json::value& params = found ? *found : kNull;
+    if (!id) {
+      if (auto h = notifications_.find(method); h != notifications_.end()) {
+        h->second(params, context_);
+      } else {
+        trace("a notification no handler takes: " + method);
+      }
+      return std::nullopt;
+    }
+    return reply(*id, serve_request(method, params));
+  }
+
+  Result<boost::json::value> serve_request(const std::string& method,
+                                           const boost::json::value& params) {
+    if (method == method::Initialize::kName) return initialize(params);
+    if (method == method::Shutdown::kName) {
+      stopping_ = true;
+      run_shutdown();
+      return boost::json::value(nullptr);
+    }
+    auto h = requests_.find(method);
+    if (h == requests_.end()) {
+      return Error(ErrorCode::method_not_found, method + ": not a method of " + id_);
+    }
+#ifdef ESCOUADE_SDK_EXCEPTIONS
+    try {
+      return h->second(params, context_);
+    } catch (const std::exception& e) {
+      return Error(ErrorCode::internal, method + ": " + e.what());
+    } catch (...) {
+      return Error(ErrorCode::internal, method + ": the handler failed");
+    }
+#else
+    return h->second(params, context_);
+#endif
+  }
+
+  Result<boost::json::value> initialize(const boost::json::value& params) {
+    InitializeParams p;
+    if (auto why = read(params, p)) return Error(ErrorCode::invalid_params, *why);
+    init_ = std::move(p);
+    start_pending_ = true;
+    if (init_.plugin.id != id_) {
+      trace("built as " + id_ + ", started as " + init_.plugin.id + " (its manifest's id)");
+    }
+    InitializeResult result{kProtocolVersion, boost::json::object{{"batch", true}}};
+    return boost::json::value_from(result);
+  }
+
+  void run_shutdown() {
+    if (shutdown_ran_) return;
+    shutdown_ran_ = true;
+    if (on_shutdown_) on_shutdown_(context_);
+  }
+
+  std::string id_;
+  Context context_;
+  Transport* transport_ = nullptr;
+  InitializeParams init_{};
+  std::function<void(Context&)> on_start_;
+  std::function<void(Context&)> on_shutdown_;
+  std::map<std::string, RequestHandler, std::less<>> requests_;
+  std::map<std::string, NotificationHandler, std::less<>> notifications_;
+  std::deque<Incoming> queue_;                           // read while a call waited; served next
+  std::set<std::int64_t> waiting_;                       // ids of our calls still waiting
+  std::map<std::int64_t, boost::json::object> answers_;  // answers not yet taken by their call
+  std::int64_t next_id_ = 1;
+  bool start_pending_ = false;
+  bool stopping_ = false;
+  bool shutdown_ran_ = false;
+  bool input_closed_ = false;
+  bool output_closed_ = false;
+};
+
+template <class M, class F>
+Plugin& Plugin::serve(F handler) {
+  static_assert(M::kToPlugin, "serve<M>: M is a method Escouade serves, not the plugin");
+  const std::string name(M::kName);
+  if constexpr (M::kNotification) {
+    notifications_[name] = [h = std::move(handler)](const boost::json::value& params, Context& c) {
+      typename M::Params p{};
+      if (auto why = read(params, p)) {
+        c.log(Level::warn, std::string(M::kName) + ": ignored: " + *why);
+        return;
+      }
+      h(p, c);
+    };
+  } else {
+    requests_[name] = [h = std::move(handler)](const boost::json::value& params,
+                                               Context& c) -> Result<boost::json::value> {
+      typename M::Params p{};
+      if (auto why = read(params, p)) return Error(ErrorCode::invalid_params, *why);
+      Result<typename M::Result> r = h(p, c);
+      if (!r) return r.error();
+      return boost::json::value_from(*r);
+    };
+  }
+  return *this;
+}
+
+inline int Plugin::run(Transport& transport) {
+  transport_ = &transport;
+  Incoming in;
+  while (!stopping_ && !output_closed_) {
+    if (!queue_.empty()) {
+      in = std::move(queue_.front());
+      queue_.pop_front();
+    } else if (!read_incoming(in)) {
+      break;
+    }
+    serve_incoming(in);
+    if (start_pending_) {
+      start_pending_ = false;
+      if (on_start_) on_start_(context_);
+    }
+  }
+  if (!stopping_) run_shutdown();
+  transport.flush();
+  transport_ = nullptr;
+  return 0;
+}
+
+inline Result<std::optional<std::string>> Context::secret(std::string_view key) {
+  return call<method::SecretsGet>(SecretsGetParams{std::string(key)});
+}
+
+inline Result<boost::json::object> Context::settings(std::optional<std::string_view> project) {
+  SettingsGetParams p;
+  if (project) p.project = std::string(*project);
+  return call<method::SettingsGet>(p);
+}
+
+inline Result<std::string> Context::file(std::string_view path) {
+  return call<method::FilesRead>(FilesReadParams{std::string(path)});
+}
+
+inline void Context::log(Level level, std::string_view message) {
+  notify(method::Log::kName, boost::json::value_from(LogParams{level, std::string(message)}));
+}
+
+template <class M>
+Result<typename M::Result> Context::call(const typename M::Params& params) {
+  static_assert(!M::kToPlugin && !M::kNotification,
+                "call<M>: M is a request Escouade serves (secrets/get, settings/get...)");
+  auto answer = plugin_.call_raw(M::kName, boost::json::value_from(params));
+  if (!answer) return answer.error();
+  typename M::Result out{};
+  if (auto why = read(*answer, out, "result")) {
+    return Error(ErrorCode::invalid_params, std::string(M::kName) + ": " + *why);
+  }
+  return out;
+}
+
+inline Result<boost::json::value> Context::call(std::string_view method,
+                                                boost::json::value params) {
+  return plugin_.call_raw(method, std::move(params));
+}
+
+inline void Context::notify(std::string_view method, boost::json::value params) {
+  plugin_.notify_raw(method, std::move(params));
+}
+
+inline const InitializeParams& Context::initialize() const {
+  return plugin_.init_;
+}
+inline const std::string& Context::plugin_id() const {
+  return plugin_.id_;
+}
+
+}  // namespace escouade

@@ -1,0 +1,145 @@
+#pragma once
+
+// How the SDK reaches Escouade: lines in, lines out. A Transport is the one seam between the
+// plugin's logic and its file descriptors; tests give the Plugin one of their own. Single
+// threaded: one Transport is used by one thread at a time.
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__)
+#define ESCOUADE_SDK_POSIX 1
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+namespace escouade {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Blocks until a whole line came (without its '\n'), or returns false at the end of input
+  // (a last line without '\n' is still given).
+  virtual bool read_line(std::string& line) = 0;
+  // Writes `line` and a '\n' in full; false when the other side is gone.
+  virtual bool write_line(std::string_view line) = 0;
+  // Pushes out what write_line buffered, before the plugin exits.
+  virtual void flush() {}
+};
+
+#ifdef ESCOUADE_SDK_POSIX
+
+// Reads and writes two file descriptors with read(2) and write(2), unbuffered on the way out:
+// each line leaves in full before write_line returns. Does not own the descriptors.
+class FdTransport final : public Transport {
+ public:
+  FdTransport(int in, int out) : in_(in), out_(out) {}
+
+  bool read_line(std::string& line) override {
+    for (;;) {
+      if (auto nl = buffer_.find('\n', scanned_); nl != std::string::npos) {
+        line.assign(buffer_, 0, nl);
+        buffer_.erase(0, nl + 1);
+        scanned_ = 0;
+        return true;
+      }
+      scanned_ = buffer_.size();
+      char chunk[65536];
+      const ssize_t n = ::read(in_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (buffer_.empty()) return false;
+        line = std::move(buffer_);
+        buffer_.clear();
+        scanned_ = 0;
+        return true;
+      }
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  bool write_line(std::string_view line) override {
+    std::string out;
+    out.reserve(line.size() + 1);
+    out.append(line);
+    out.push_back('\n');
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::write(out_, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  int in_;
+  int out_;
+  std::string buffer_;
+  std::size_t scanned_ = 0;  // bytes of buffer_ known to hold no '\n'
+};
+
+// The protocol's own descriptor: a private copy of the standard output, after which fd 1 points
+// at the standard error. From then on, a stray printf or std::cout of the plugin's code goes to
+// stderr (which the journal keeps) and can never break a protocol line. The copy is closed on
+// exec, so programs the plugin starts cannot write on it either. Returns -1 (and leaves fd 1 as
+// it is) when the system refuses.
+inline int take_protocol_stdout() {
+  std::fflush(stdout);
+  const int protocol = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (protocol < 0) return -1;
+  if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    ::close(protocol);
+    return -1;
+  }
+  return protocol;
+}
+
+#endif  // ESCOUADE_SDK_POSIX
+
+// The standard input and output through <cstdio>: for systems without dup2 (wasm32-wasi, where
+// the module's stdout is the protocol and nothing else is), or when the move of fd 1 failed.
+class StdioTransport final : public Transport {
+ public:
+  StdioTransport(std::FILE* in, std::FILE* out) : in_(in), out_(out) {}
+
+  bool read_line(std::string& line) override {
+    line.clear();
+    bool any = false;
+    for (int c = std::fgetc(in_); c != EOF; c = std::fgetc(in_)) {
+      any = true;
+      if (c == '\n') return true;
+      line.push_back(static_cast<char>(c));
+    }
+    return any;
+  }
+
+  bool write_line(std::string_view line) override {
+    if (std::fwrite(line.data(), 1, line.size(), out_) != line.size()) return false;
+    if (std::fputc('\n', out_) == EOF) return false;
+    return std::fflush(out_) == 0;
+  }
+
+  void flush() override { std::fflush(out_); }
+
+ private:
+  std::FILE* in_;
+  std::FILE* out_;
+};
+
+// The transport of a plugin Escouade runs: stdin, and stdout kept for the protocol alone (on
+// POSIX, fd 1 then points at stderr, see take_protocol_stdout). Call once, at start.
+inline std::unique_ptr<Transport> stdio_transport() {
+#ifdef ESCOUADE_SDK_POSIX
+  if (const int protocol = take_protocol_stdout(); protocol >= 0) {
+    return std::make_unique<FdTransport>(STDIN_FILENO, protocol);
+  }
+#endif
+  return std::make_unique<StdioTransport>(stdin, stdout);
+}
+
+}  // namespace escouade

@@ -1,0 +1,114 @@
+// A real plugin process built with the SDK, on real pipes: whatever its own code prints, its
+// standard output carries protocol lines only, and the rest reaches its standard error.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "scripted_host.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace json = boost::json;
+
+struct Finished {
+  std::string out;
+  std::string err;
+  int status = -1;
+};
+
+// Runs `program` with `input` on its stdin (then closed), gathers stdout and stderr until both
+// end, and waits for it.
+Finished run_with_input(const std::string& program, const std::string& input) {
+  int in[2], out[2], err[2];
+  EXPECT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(err, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  std::string path = program;
+  char* argv[] = {path.data(), nullptr};
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  EXPECT_EQ(::write(in[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  ::close(in[1]);
+  Finished f;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open = 2;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      (i == 0 ? f.out : f.err).append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::waitpid(pid, &f.status, 0);
+  return f;
+}
+
+TEST(Stdio, StrayOutputOfThePluginGoesToStderrAndStdoutKeepsToTheProtocol) {
+  using escouade::testing::initialize;
+  using escouade::testing::request;
+  std::string input = json::serialize(initialize(1, "dev.test.stray")) + "\n" +
+                      json::serialize(request(2, "test/noisy", json::object{{"n", 1}})) + "\n" +
+                      json::serialize(request(3, "shutdown", nullptr)) + "\n";
+  const Finished f = run_with_input(ESCOUADE_STRAY_PLUGIN, input);
+  ASSERT_TRUE(WIFEXITED(f.status));
+  EXPECT_EQ(WEXITSTATUS(f.status), 0);
+
+  std::vector<json::value> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = f.out.find('\n', start)) != std::string::npos; start = nl + 1) {
+    json::error_code ec;
+    json::value v = json::parse(f.out.substr(start, nl - start), ec);
+    ASSERT_FALSE(ec) << "not JSON on stdout: " << f.out.substr(start, nl - start);
+    ASSERT_TRUE(v.is_object());
+    EXPECT_EQ(v.at("jsonrpc"), "2.0");
+    lines.push_back(std::move(v));
+  }
+  EXPECT_EQ(start, f.out.size()) << "stdout ends with a whole line";
+  ASSERT_EQ(lines.size(), 4u) << f.out;
+  EXPECT_EQ(lines[0].at("result").at("protocolVersion"), 1);
+  EXPECT_EQ(lines[1].at("params").at("message"), "started");
+  EXPECT_EQ(lines[2].at("result").at("params"), json::parse(R"({"n":1})"));
+  EXPECT_EQ(lines[2].at("result").at("child"), 0);
+  EXPECT_EQ(lines[3], json::parse(R"({"jsonrpc":"2.0","id":3,"result":null})"));
+
+  for (const char* stray : {"stray printf at start", "stray cout at start",
+                            "stray puts in a handler", "stray from a child process"}) {
+    EXPECT_NE(f.err.find(stray), std::string::npos) << stray << " missing from stderr: " << f.err;
+  }
+}
+
+TEST(Stdio, TheEndOfInputEndsThePlugin) {
+  const Finished f = run_with_input(ESCOUADE_STRAY_PLUGIN, "");
+  ASSERT_TRUE(WIFEXITED(f.status));
+  EXPECT_EQ(WEXITSTATUS(f.status), 0);
+  EXPECT_EQ(f.out, "");
+}
+
+}  // namespace
