@@ -16,19 +16,19 @@
 namespace escouade::harness {
 
 enum class StepKind {
-  fact,      // arg: the fact as given (name, data, ticket?, agent?, ...)
-  decide,    // arg: the request as given (kind, tool?, input?, id?) or whole DecideParams
-  call,      // arg: {id, method, params?, timeoutMs?}
-  restart,   // arg: the plugin's id
-  status,    // arg: null (every plugin) or a plugin's id
-  kill,      // arg: the plugin's id
-  wait,      // arg: milliseconds, an integer >= 0
-  await,     // arg: {id, state}: waits for a host/statusChanged of that plugin in that state
-  journal,   // arg: {id, lines}
-  secret,    // arg: {id, key, value}
-  settings,  // arg: {id, values}
-  comment,   // arg: the text
-  help,      // the short forms, for typing
+  fact,         // arg: the fact as given (name, data, ticket?, agent?, ...)
+  decide,       // arg: the request as given (kind, tool?, input?, id?) or whole DecideParams
+  call,         // arg: {id, method, params?, timeoutMs?}
+  restart,      // arg: the plugin's id
+  status,       // arg: null (every plugin) or a plugin's id
+  kill,         // arg: the plugin's id
+  wait,         // arg: milliseconds, an integer >= 0
+  await_state,  // arg: {id, state}: waits for a host/statusChanged of that plugin in that state
+  journal,      // arg: {id, lines}
+  secret,       // arg: {id, key, value}
+  settings,     // arg: {id, values}
+  comment,      // arg: the text
+  help,         // the short forms, for typing
 };
 
 // "fact", "decide"...: the member's name in a JSON step.
@@ -51,6 +51,19 @@ struct ParseContext {
 // starts with '{' is a JSON step; any other is a short form. The error names the member or
 // the word that does not hold and what was expected.
 Result<std::optional<Step>> parse_step(std::string_view line, const ParseContext& context);
+
+// `[ID:]NAME=VALUE`, as --secret, --setting and their short forms take it. ID may be left out
+// when one plugin is loaded; a NAME may hold ':' (account:work) when ID is given.
+struct Assignment {
+  std::string id;
+  std::string name;
+  std::string value;
+};
+Result<Assignment> parse_assignment(std::string_view text, const std::vector<std::string>& plugins);
+
+// A setting's value as typed: JSON when it reads as a JSON scalar (42, true, null, "x"),
+// else the text itself as a string.
+boost::json::value setting_value(std::string_view text);
 
 // The short forms, one a line, as `help` prints them.
 std::string short_forms_help();

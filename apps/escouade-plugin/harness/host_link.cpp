@@ -1,0 +1,99 @@
+#include "harness/host_link.hpp"
+
+#include <boost/asio/use_awaitable.hpp>
+#include <iostream>
+
+extern char** environ;
+
+namespace escouade::harness {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// Codes of the answers the host did not give itself (the protocol's own).
+constexpr int kRequestFailed = -32004;
+
+std::string string_member(const json::value* params, std::string_view name) {
+  if (!params || !params->is_object()) return {};
+  const json::value* v = params->as_object().if_contains(name);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+}  // namespace
+
+HostLink::HostLink(asio::io_context& io, HostEvents events) : io_(io), events_(std::move(events)) {}
+
+HostLink::~HostLink() {
+  // The session first: calls still in flight complete as closed while the program exists.
+  session_.reset();
+  program_.reset();  // ends the host's tree if it still runs
+}
+
+Result<void> HostLink::start(const std::filesystem::path& program,
+                             const std::vector<std::string>& args) {
+  runtime::ProgramSpec spec;
+  spec.plugin_id = "escouade-host";
+  spec.command.push_back(program.string());
+  spec.command.insert(spec.command.end(), args.begin(), args.end());
+  for (char** e = environ; e && *e; ++e)
+    spec.env.emplace_back(*e);
+  program_ = std::make_unique<runtime::ProcessProgram>(io_.get_executor(), spec, context_);
+
+  session_ = std::make_unique<rpc::Session>(
+      io_.get_executor(), [this](std::string line) { program_->write_line(std::move(line)); },
+      [this](std::string_view sentence) {
+        if (events_.stderr_line)
+          events_.stderr_line("(from the harness) the host " + std::string(sentence));
+      });
+  session_->handle_notification("host/statusChanged", [this](const json::value* params) {
+    StatusChange s{string_member(params, "id"), string_member(params, "state"),
+                   string_member(params, "reason")};
+    if (events_.status_changed) events_.status_changed(s);
+  });
+
+  runtime::ProgramEvents ev;
+  ev.output_line = [this](std::string_view line) { session_->feed_line(line); };
+  ev.output_too_long = [this](std::size_t limit) { session_->line_too_long(limit); };
+  ev.error_line = [this](std::string_view line) {
+    if (events_.stderr_line) events_.stderr_line(line);
+  };
+  ev.exited = [this](const runtime::ExitStatus& status) {
+    running_ = false;
+    exit_ = status;
+    session_->close();
+    if (events_.exited) events_.exited(status);
+  };
+  if (auto started = program_->start(std::move(ev)); !started) return started.error();
+  running_ = true;
+  return {};
+}
+
+asio::awaitable<HostAnswer> HostLink::call(std::string method, json::value params,
+                                           std::chrono::milliseconds limit) {
+  rpc::CallOutcome outcome =
+      co_await session_->async_call(method, std::move(params), limit, asio::use_awaitable);
+  HostAnswer a;
+  switch (outcome.kind) {
+    case rpc::CallOutcome::Kind::result:
+      a.result = std::move(outcome.result);
+      break;
+    case rpc::CallOutcome::Kind::error:
+      a.error_code = outcome.error.code;
+      a.error_message = outcome.error.message;
+      break;
+    case rpc::CallOutcome::Kind::timeout:
+      a.error_code = kRequestFailed;
+      a.error_message = "escouade-host gave no answer to " + method + " within " +
+                        std::to_string(limit.count()) + " ms";
+      break;
+    case rpc::CallOutcome::Kind::closed:
+      a.error_code = kRequestFailed;
+      a.error_message = "escouade-host has ended";
+      break;
+  }
+  co_return a;
+}
+
+}  // namespace escouade::harness
