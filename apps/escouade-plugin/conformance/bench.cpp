@@ -1,0 +1,236 @@
+#include "conformance/bench.hpp"
+
+#include <stdlib.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json/object.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
+
+#include "conformance/bench_run.hpp"
+#include "conformance/leftovers.hpp"
+#include "journal/journal.hpp"
+#include "journal/masker.hpp"
+#include "platform/keychain.hpp"
+#include "platform/reaper.hpp"
+#include "protocol/gen/methods.hpp"
+#include "services/secrets.hpp"
+#include "services/settings.hpp"
+
+extern char** environ;
+
+namespace escouade::conformance {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kUsage = static_cast<int>(proto::ErrorCode::invalid_params);
+
+// A folder of its own under the system's temporary folder, removed with its owner.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "escouade-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string describe_manifest(const manifest::Manifest& m) {
+  std::string run;
+  switch (m.run.kind) {
+    case manifest::RunKind::none:
+      run = "nothing runs";
+      break;
+    case manifest::RunKind::command:
+      for (const auto& a : m.run.command)
+        run += (run.empty() ? "" : " ") + a;
+      break;
+    case manifest::RunKind::js:
+      run = "js " + m.run.path;
+      break;
+    case manifest::RunKind::wasm:
+      run = "wasm " + m.run.path;
+      break;
+  }
+  const auto& p = m.permissions;
+  const std::size_t granted = p.events.size() + (p.decide ? 1 : 0) + p.secrets.size() +
+                              p.network.hosts.size() + (p.network.account ? 1 : 0) +
+                              (p.network.local_shared ? 1 : 0) + p.files.size() + p.commands.size();
+  return "run: " + run + "; " + std::to_string(granted) + " permission" +
+         (granted == 1 ? "" : "s") + ", " + std::to_string(m.settings.size()) + " setting" +
+         (m.settings.size() == 1 ? "" : "s");
+}
+
+// The settings given on the command line, typed by the manifest, kept by `store`.
+Result<void> seed_settings(const BenchOptions& options, const manifest::Manifest& m,
+                           services::SettingsStore& store) {
+  if (options.settings.empty()) return {};
+  json::object values;
+  for (const auto& [name, text] : options.settings) {
+    auto it = m.settings.find(name);
+    if (it == m.settings.end()) {
+      values[name] = text;  // the store refuses it, naming the settings there are
+      continue;
+    }
+    switch (it->second.type) {
+      case manifest::SettingType::string:
+        values[name] = text;
+        break;
+      case manifest::SettingType::number: {
+        char* end = nullptr;
+        errno = 0;
+        const double d = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || errno == ERANGE) {
+          return make_error(kUsage,
+                            "--setting " + name + "=" + text + ": " + name + " is a number");
+        }
+        values[name] = services::setting_number(d);
+        break;
+      }
+      case manifest::SettingType::boolean:
+        if (text != "true" && text != "false") {
+          return make_error(kUsage, "--setting " + name + "=" + text + ": " + name +
+                                        " is a boolean: true or false");
+        }
+        values[name] = text == "true";
+        break;
+    }
+  }
+  if (auto set = store.set(m, values); !set) {
+    return make_error(kUsage, "--setting: " + set.error().message);
+  }
+  return {};
+}
+
+std::vector<std::string> plugin_env(const manifest::Manifest& m, const std::string& token) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("ESCOUADE_", 0) != 0) env.push_back(std::move(kv));
+  }
+  env.push_back("ESCOUADE_PLUGIN_ID=" + m.id);
+  env.push_back("ESCOUADE_PLUGIN_API=" + std::to_string(proto::kProtocolVersion));
+  env.push_back("ESCOUADE_VERSION=2.1.1");
+  env.push_back(std::string(kRunMarkVariable) + "=" + token);
+  return env;
+}
+
+}  // namespace
+
+Result<BenchReport> run_bench(const BenchOptions& options) {
+  BenchReport report;
+  std::error_code ec;
+  const fs::path folder = fs::absolute(options.folder, ec);
+  report.folder = (ec ? options.folder : folder).string();
+
+  auto m = manifest::load_manifest(options.folder);
+  const std::string token = make_run_token();
+  // The verdicts before the run; BenchRun keeps them.
+  std::vector<CheckResult> early;
+  if (!m) {
+    early.push_back({"manifest", Verdict::fail, m.error().message, {}});
+    for (const char* name : kCheckNames) {
+      if (std::string_view(name) != "manifest")
+        early.push_back({name, Verdict::skip, "because the manifest does not hold", {}});
+    }
+    report.checks = std::move(early);
+    return report;
+  }
+  report.plugin_id = m->id;
+  report.plugin_version = m->version;
+
+  ScratchDir scratch;
+  if (scratch.path().empty()) {
+    return make_error(static_cast<int>(proto::ErrorCode::internal),
+                      "cannot make a temporary folder: " + std::string(std::strerror(errno)));
+  }
+  auto keychain = platform::make_file_keychain(scratch.path() / "keychain");
+  for (const auto& [key, value] : options.secrets) {
+    if (auto kept = keychain->set(services::keychain_name(m->id, key), value); !kept) {
+      return make_error(kUsage, "--secret " + key + ": " + kept.error().message);
+    }
+  }
+  services::SettingsStore settings(scratch.path() / "settings");
+  if (auto seeded = seed_settings(options, *m, settings); !seeded) return seeded.error();
+
+  JournalOptions jo;
+  jo.dir = scratch.path() / "plugin-logs";
+  jo.plugin_id = m->id;
+  auto journal = std::make_shared<Journal>(std::move(jo));
+  auto masker = std::make_shared<Masker>();
+  journal->set_masker([masker](std::string& text) { masker->mask(text); });
+  journal->info("escouade-plugin test: " + describe_manifest(*m));
+
+  // Forked before the workers' thread exists (reaper.hpp).
+  auto reaper = platform::start_reaper();
+  if (!reaper) journal->warn("no watchdog for the plugin's processes: " + reaper.error().message);
+
+  asio::io_context io;
+  asio::thread_pool workers(1);
+  runtime::ProcessContext processes;
+  if (reaper) {
+    processes.reaper = &*reaper;
+    processes.known_children.insert(reaper->pid());
+  }
+  services::ServiceContext services{io.get_executor(), workers.get_executor(), keychain.get(),
+                                    &settings};
+  auto served = std::make_shared<services::ServedPlugin>();
+  served->manifest = *m;
+  served->journal = journal;
+  served->masker = masker;
+
+  const bool runs = m->run.kind == manifest::RunKind::command;
+  std::exception_ptr failure;
+  {
+    runtime::ProgramSpec spec{m->id, m->run.command, m->folder, plugin_env(*m, token)};
+    PluginLink link(io.get_executor(), processes, services, served, std::move(spec));
+    BenchRun run(link, *m, options, token);
+    run.set("manifest", Verdict::pass, m->id + " " + m->version + ", " + describe_manifest(*m));
+    if (m->run.kind == manifest::RunKind::none) {
+      run.skip_rest("it is declarative (no run): nothing runs");
+    } else if (!runs) {
+      run.skip_rest(
+          "a run.js or run.wasm plugin runs in Escouade's sandbox, which this bench "
+          "does not run yet");
+    } else {
+      asio::co_spawn(io, run.run(), [&](std::exception_ptr e) {
+        failure = e;
+        io.stop();
+      });
+      io.run();
+    }
+    workers.join();
+    report.checks = run.results();
+    report.calls = link.calls();
+  }
+  kill_leftovers(token);
+  if (reaper) reaper->close();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      return make_error(static_cast<int>(proto::ErrorCode::internal),
+                        std::string("the bench failed: ") + e.what());
+    }
+  }
+  report.journal = journal->tail(500);
+  return report;
+}
+
+}  // namespace escouade::conformance

@@ -1,0 +1,302 @@
+#include "conformance/bench_run.hpp"
+
+#include <algorithm>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+
+#include "conformance/leftovers.hpp"
+#include "protocol/gen/methods.hpp"
+#include "protocol/gen/types.hpp"
+
+namespace escouade::conformance {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using rpc::CallOutcome;
+
+namespace {
+
+constexpr std::chrono::milliseconds kBarrierWait{5000};
+constexpr std::chrono::milliseconds kShutdownDelay{proto::method::Shutdown::kTimeoutMs};
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words)
+    out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+}  // namespace
+
+BenchRun::BenchRun(PluginLink& link, const manifest::Manifest& manifest,
+                   const BenchOptions& options, std::string run_token)
+    : link_(link), manifest_(manifest), options_(options), run_token_(std::move(run_token)) {}
+
+void BenchRun::set(std::string_view name, Verdict verdict, std::string reason,
+                   std::optional<std::string> message) {
+  if (has(name)) return;  // the first verdict stands
+  results_[std::string(name)] =
+      CheckResult{std::string(name), verdict, std::move(reason), std::move(message)};
+}
+
+void BenchRun::skip_rest(const std::string& reason) {
+  for (const char* name : kCheckNames)
+    set(name, Verdict::skip, reason);
+}
+
+std::vector<CheckResult> BenchRun::results() const {
+  std::vector<CheckResult> out;
+  for (const char* name : kCheckNames) {
+    auto it = results_.find(name);
+    out.push_back(it != results_.end() ? it->second
+                                       : CheckResult{name, Verdict::skip, "not run", {}});
+  }
+  return out;
+}
+
+std::optional<std::string> BenchRun::gone() const {
+  if (died_) return died_;
+  if (link_.exited()) {
+    return "because it exited earlier (" + link_.exit_status()->describe() + ")";
+  }
+  return std::nullopt;
+}
+
+void BenchRun::died_in(std::string_view name, const std::string& doing) {
+  const std::string status = link_.exit_status() ? link_.exit_status()->describe() : "ended";
+  std::string reason = "it exited (" + status + ") " + doing;
+  const std::string err = link_.last_stderr();
+  set(name, Verdict::fail, reason,
+      err.empty() ? std::nullopt : std::optional<std::string>("stderr: " + quote(err)));
+  died_ = "because it exited during the " + std::string(name) + " check (" + status + ")";
+}
+
+std::string BenchRun::request_line(const json::value& id, std::string_view method,
+                                   const json::value& params) {
+  return json::serialize(
+      json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+}
+
+const SeenAnswer* BenchRun::answer_like(const json::value& id) const {
+  if (const SeenAnswer* exact = link_.find_answer(id)) return exact;
+  const std::string key = json::serialize(id);
+  for (const auto& a : link_.answers()) {
+    if (a.matched || a.method.empty()) continue;
+    // An inexact echo of this id (PluginLink names the method it answers).
+    const std::string got = json::serialize(a.message.id);
+    const std::string bare =
+        a.message.id.is_string() ? std::string(a.message.id.get_string()) : got;
+    const std::string want = id.is_string() ? std::string(id.get_string()) : key;
+    if (bare == want || got == want) return &a;
+  }
+  return nullptr;
+}
+
+const SeenAnswer* BenchRun::last_answer(std::string_view method, std::size_t since) const {
+  const SeenAnswer* found = nullptr;
+  for (const auto& a : link_.answers()) {
+    if (a.line >= since && a.method == method) found = &a;
+  }
+  return found;
+}
+
+asio::awaitable<bool> BenchRun::barrier() {
+  const json::value id = json::string("bench-barrier-" + std::to_string(++barriers_));
+  link_.send_raw(request_line(id, "bench/barrier", json::object{}));
+  co_return co_await link_.until([&] { return answer_like(id) != nullptr; }, kBarrierWait);
+}
+
+asio::awaitable<void> BenchRun::run() {
+  if (co_await handshake()) {
+    co_await check_ids_and_unknown_method();
+    co_await check_notification();
+    co_await check_decide();
+    co_await check_batch();
+    co_await check_facts();
+    co_await check_malformed();
+    co_await check_burst();
+    co_await check_calls();
+    co_await check_shutdown();
+    check_stdout();
+    check_answers();
+  }
+  // Whatever happened, nothing of the plugin outlives the run.
+  if (!link_.exited()) {
+    link_.stop();
+    co_await link_.until([] { return false; }, std::chrono::seconds(5));
+  }
+  kill_leftovers(run_token_);
+}
+
+asio::awaitable<bool> BenchRun::handshake() {
+  if (auto started = link_.start(); !started) {
+    set("starts", Verdict::fail, started.error().message);
+    skip_rest("because it did not start");
+    co_return false;
+  }
+  proto::InitializeParams p;
+  p.protocol_version = proto::kProtocolVersion;
+  p.escouade.version = "2.1.1";
+  p.plugin.id = manifest_.id;
+  p.plugin.version = manifest_.version;
+  p.lang = "en";
+  json::value params = json::value_from(p);
+  params.as_object()["capabilities"] = json::object{
+      {"batch", true}, {"secrets", true}, {"settings", true}, {"log", true}, {"attach", true}};
+
+  const std::size_t since = link_.lines_seen();
+  CallOutcome o = co_await link_.call("initialize", std::move(params), options_.initialize_timeout);
+  const SeenAnswer* seen = last_answer("initialize", since);
+  const std::optional<std::string> line =
+      seen ? std::optional<std::string>(seen->text) : std::nullopt;
+  const std::string this_speaks =
+      "this Escouade speaks version " + std::to_string(proto::kProtocolVersion);
+
+  if (o.kind == CallOutcome::Kind::closed) {
+    died_in("starts", "before answering initialize");
+    skip_rest("because it did not start");
+    co_return false;
+  }
+  set("starts", Verdict::pass, "it started (pid " + std::to_string(link_.pid().value_or(-1)) + ")");
+  std::optional<std::string> failure;
+  if (o.kind == CallOutcome::Kind::timeout) {
+    failure = "it did not answer initialize within " +
+              std::to_string(options_.initialize_timeout.count() / 1000) + " s";
+    if (options_.initialize_timeout.count() % 1000 != 0) {
+      failure = "it did not answer initialize within " +
+                std::to_string(options_.initialize_timeout.count()) + " ms";
+    }
+  } else if (o.kind == CallOutcome::Kind::error) {
+    failure = "it answered initialize with the error " + std::to_string(o.error.code) + ": " +
+              quote(o.error.message);
+  } else {
+    const json::value* version =
+        o.result.is_object() ? o.result.as_object().if_contains("protocolVersion") : nullptr;
+    const json::value* caps =
+        o.result.is_object() ? o.result.as_object().if_contains("capabilities") : nullptr;
+    if (!version || !version->is_int64()) {
+      failure = "its answer to initialize gives no protocol version; " + this_speaks;
+    } else if (version->get_int64() != proto::kProtocolVersion) {
+      failure = "it speaks version " + std::to_string(version->get_int64()) + " of the protocol; " +
+                this_speaks;
+    } else if (!caps || !caps->is_object()) {
+      failure = "its answer to initialize has no capabilities object";
+    } else {
+      const json::value* batch = caps->as_object().if_contains("batch");
+      batch_ = batch && batch->is_bool() && batch->get_bool();
+      set("handshake", Verdict::pass,
+          "protocol " + std::to_string(proto::kProtocolVersion) + " in " +
+              std::to_string(std::chrono::duration_cast<ms>(o.elapsed).count()) +
+              " ms, capabilities " + quote(json::serialize(*caps)));
+      co_return true;
+    }
+  }
+  set("handshake", Verdict::fail, *failure, line);
+  skip_rest("because handshake failed");
+  co_return false;
+}
+
+asio::awaitable<void> BenchRun::check_calls() {
+  // The bench's own answers may still be on the workers (the keychain, files).
+  co_await link_.until([&] { return link_.calls_unanswered() == 0; }, kBarrierWait);
+  const auto& calls = link_.calls();
+  if (calls.empty()) {
+    set("calls", Verdict::skip, "it made no call to Escouade during the run");
+    co_return;
+  }
+  std::vector<std::string> methods;
+  for (const auto& c : calls) {
+    if (c.refused) {
+      set("calls", Verdict::fail,
+          "it called " + c.method + " for what it may not have: " + c.outcome,
+          c.method + " " + c.params);
+      co_return;
+    }
+    if (std::find(methods.begin(), methods.end(), c.method) == methods.end())
+      methods.push_back(c.method);
+  }
+  set("calls", Verdict::pass,
+      std::to_string(calls.size()) + " call" + (calls.size() == 1 ? "" : "s") +
+          ", each served: " + joined(methods) + " (-v lists them)");
+}
+
+asio::awaitable<void> BenchRun::check_shutdown() {
+  if (auto reason = gone()) {
+    set("shutdown", Verdict::skip, *reason);
+    co_return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t since = link_.lines_seen();
+  CallOutcome o = co_await link_.call("shutdown", std::nullopt, kShutdownDelay);
+  const SeenAnswer* seen = last_answer("shutdown", since);
+  if (o.kind == CallOutcome::Kind::timeout) {
+    set("shutdown", Verdict::fail, "it did not answer shutdown within 1 s");
+  } else if (o.kind == CallOutcome::Kind::error) {
+    set("shutdown", Verdict::fail,
+        "it answered shutdown with the error " + std::to_string(o.error.code) + ": " +
+            quote(o.error.message),
+        seen ? std::optional<std::string>(seen->text) : std::nullopt);
+  } else if (o.kind == CallOutcome::Kind::closed && !seen) {
+    set("shutdown", Verdict::fail,
+        "it exited (" + link_.exit_status()->describe() + ") without answering shutdown");
+  }
+  const auto left = kShutdownDelay - (std::chrono::steady_clock::now() - start);
+  const bool ended =
+      co_await link_.until([&] { return link_.leader_ended(); },
+                           std::max(std::chrono::duration_cast<ms>(left), ms(1)), ms(5));
+  const auto took = std::chrono::duration_cast<ms>(std::chrono::steady_clock::now() - start);
+  if (!ended) {
+    set("shutdown", Verdict::fail, "it answered shutdown but did not exit within 1 s");
+    co_return;
+  }
+  const auto leftovers = find_leftovers(run_token_);
+  if (!leftovers.empty()) {
+    std::string which;
+    for (const auto& l : leftovers)
+      which +=
+          (which.empty() ? "" : ", ") + ("pid " + std::to_string(l.pid) + " (" + l.command + ")");
+    set("shutdown", Verdict::fail,
+        "it exited but left " + std::to_string(leftovers.size()) + " process" +
+            (leftovers.size() == 1 ? "" : "es") + " running: " + which);
+    co_return;
+  }
+  set("shutdown", Verdict::pass,
+      "answered and exited in " + std::to_string(took.count()) + " ms, leaving no process behind");
+}
+
+void BenchRun::check_stdout() {
+  const auto& faults = link_.stdout_faults();
+  if (!faults.empty()) {
+    set("stdout", Verdict::fail,
+        "it wrote " + faults.front().reason + " on stdout" +
+            (faults.size() > 1 ? " (and " + std::to_string(faults.size() - 1) + " more)" : "") +
+            "; traces go to stderr",
+        faults.front().text.empty() ? std::nullopt
+                                    : std::optional<std::string>(faults.front().text));
+    return;
+  }
+  set("stdout", Verdict::pass, std::to_string(link_.lines_seen()) + " lines, each JSON-RPC 2.0");
+}
+
+void BenchRun::check_answers() {
+  const auto& faults = link_.answer_faults();
+  if (!faults.empty()) {
+    set("answers", Verdict::fail,
+        faults.front().reason +
+            (faults.size() > 1 ? " (and " + std::to_string(faults.size() - 1) + " more)" : ""),
+        faults.front().text);
+    return;
+  }
+  if (!id_problems_.empty()) {
+    set("answers", Verdict::fail,
+        "it did not echo the id " + id_problems_.front().first + ": " +
+            id_problems_.front().second);
+    return;
+  }
+  set("answers", Verdict::pass,
+      std::to_string(link_.answers().size()) +
+          " answers, each with its id echoed exactly; every result holds to its method's schema");
+}
+
+}  // namespace escouade::conformance

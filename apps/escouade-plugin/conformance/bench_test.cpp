@@ -1,0 +1,312 @@
+// escouade-plugin test and check, run as a plugin author runs them: the real binary against
+// fixture plugins (tests/fixtures/conformance/bench_fixture.cpp) in folders made for each test.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+const std::vector<std::string> kAllChecks = {
+    "manifest", "starts", "handshake", "stdout",         "answers",   "batch", "notification",
+    "decide",   "burst",  "facts",     "unknown-method", "malformed", "calls", "shutdown"};
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs escouade-plugin with `args`; its stdout, and its exit code.
+Ran run_cli(const std::vector<std::string>& args) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipefd[1], STDOUT_FILENO);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    std::vector<char*> argv;
+    std::string binary = ESCOUADE_PLUGIN_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  Ran ran;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;)
+    ran.out.append(buf, static_cast<std::size_t>(n));
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+// A plugin folder in a temporary folder: the fixture copied in as ./plugin, a rules.json, and a
+// manifest that runs `./plugin <mode>`.
+class PluginFolder {
+ public:
+  explicit PluginFolder(const std::string& mode, const std::string& permissions =
+                                                     R"({"events":["agent.status","ticket.*"],
+                                                          "decide":true,"secrets":["token"]})") {
+    std::string pattern = (fs::temp_directory_path() / "bench-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+    fs::copy_file(ESCOUADE_CONFORMANCE_FIXTURE, path_ / "plugin");
+    write("rules.json", R"({"channels":["#dev"]})");
+    write("escouade-plugin.json",
+          R"({"id":"dev.bench.fixture","version":"1.0.0","name":"Bench fixture",
+              "run":{"command":["./plugin",")" +
+              mode + R"("]},"activation":["event:agent.status"],"permissions":)" + permissions +
+              R"(,"contributes":{"settings":{"channel":{"type":"string","default":"#dev"},
+                                             "retries":{"type":"number","default":3}}}})");
+  }
+  ~PluginFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct Verdicts {
+  int exit_code = -1;
+  json::object report;
+  std::string verdict(const std::string& name) const {
+    for (const auto& c : report.at("checks").as_array()) {
+      if (c.at("name") == name.c_str()) return std::string(c.at("verdict").as_string());
+    }
+    return "missing";
+  }
+  std::string reason(const std::string& name) const {
+    for (const auto& c : report.at("checks").as_array()) {
+      if (c.at("name") == name.c_str()) return std::string(c.at("reason").as_string());
+    }
+    return "";
+  }
+  std::vector<std::string> failed() const {
+    std::vector<std::string> out;
+    for (const auto& c : report.at("checks").as_array()) {
+      if (c.at("verdict") == "fail") out.emplace_back(c.at("name").as_string());
+    }
+    return out;
+  }
+};
+
+Verdicts bench(const PluginFolder& folder, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"test", folder.path().string(), "--json", "--secret",
+                                   "token=s3cr3t-value"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Ran ran = run_cli(args);
+  Verdicts v;
+  v.exit_code = ran.exit_code;
+  boost::system::error_code ec;
+  json::value parsed = json::parse(ran.out, ec);
+  EXPECT_FALSE(ec) << ran.out;
+  if (!ec && parsed.is_object()) v.report = parsed.as_object();
+  if (!v.report.contains("checks")) v.report["checks"] = json::array{};
+  return v;
+}
+
+TEST(ConformanceBench, AGoodPluginPassesEveryCheck) {
+  PluginFolder folder("good");
+  Verdicts v = bench(folder, {"--setting", "channel=#ops", "--setting", "retries=5"});
+  EXPECT_EQ(v.exit_code, 0);
+  const auto& checks = v.report.at("checks").as_array();
+  ASSERT_EQ(checks.size(), kAllChecks.size());
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_EQ(checks[i].at("name"), kAllChecks[i].c_str());
+    EXPECT_EQ(checks[i].at("verdict"), "pass") << json::serialize(checks[i]);
+  }
+  EXPECT_EQ(v.report.at("passed"), 14);
+  EXPECT_EQ(v.report.at("failed"), 0);
+  EXPECT_EQ(v.report.at("skipped"), 0);
+  EXPECT_EQ(v.report.at("plugin").at("id"), "dev.bench.fixture");
+  // The calls it made were served with the values given on the command line, and the secret
+  // shows nowhere, not even where the plugin wrote it on stderr.
+  const std::string all = json::serialize(v.report);
+  EXPECT_NE(all.find(R"(\"channel\":\"#ops\",\"retries\":5)"), std::string::npos) << all;
+  EXPECT_NE(all.find("the secret is"), std::string::npos);
+  EXPECT_EQ(all.find("s3cr3t-value"), std::string::npos);
+  ASSERT_EQ(v.report.at("calls").as_array().size(), 4u);
+}
+
+TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
+  PluginFolder folder("minimal", "{}");
+  Verdicts v = bench(folder);
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_TRUE(v.failed().empty());
+  for (const char* skipped : {"batch", "decide", "burst", "facts", "calls"})
+    EXPECT_EQ(v.verdict(skipped), "skip") << skipped;
+  EXPECT_EQ(v.verdict("shutdown"), "pass");
+}
+
+// Each bad fixture and the checks it must fail: the check that names its fault first.
+struct Fault {
+  std::string mode;
+  std::vector<std::string> fails;
+};
+
+void PrintTo(const Fault& f, std::ostream* os) {
+  *os << f.mode;
+}
+
+class ConformanceBadPlugin : public ::testing::TestWithParam<Fault> {};
+
+TEST_P(ConformanceBadPlugin, IsCaughtByTheCheckThatNamesItsFault) {
+  const Fault& f = GetParam();
+  PluginFolder folder(f.mode);
+  Verdicts v = bench(folder, {"--initialize-timeout-ms", "1000"});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.failed(), f.fails) << json::serialize(v.report);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, ConformanceBadPlugin,
+    ::testing::Values(Fault{"no-init", {"handshake"}}, Fault{"wrong-version", {"handshake"}},
+                      Fault{"exit-at-start", {"starts"}}, Fault{"stdout-noise", {"stdout"}},
+                      Fault{"bad-decision", {"answers", "decide"}},
+                      Fault{"id-type", {"answers", "decide", "burst"}},
+                      Fault{"batch-lines", {"batch"}},
+                      Fault{"answer-notification", {"batch", "notification", "burst", "facts"}},
+                      Fault{"slow-decide", {"decide", "burst"}},
+                      Fault{"die-unknown-fact", {"facts"}}, Fault{"burst-die", {"burst"}},
+                      Fault{"burst-mute", {"burst"}}, Fault{"unknown-result", {"unknown-method"}},
+                      Fault{"die-malformed", {"malformed"}}, Fault{"undeclared-secret", {"calls"}},
+                      Fault{"ignore-shutdown", {"shutdown"}}, Fault{"leave-child", {"shutdown"}}),
+    [](const auto& param_info) {
+      std::string name = param_info.param.mode;
+      for (auto& c : name)
+        c = c == '-' ? '_' : c;
+      return name;
+    });
+
+TEST(ConformanceBench, NoHandshakeSkipsWhatDependsOnIt) {
+  PluginFolder folder("no-init");
+  Verdicts v = bench(folder, {"--initialize-timeout-ms", "1000"});
+  EXPECT_EQ(v.reason("handshake"), "it did not answer initialize within 1 s");
+  for (const char* name : {"stdout", "answers", "decide", "calls", "shutdown"}) {
+    EXPECT_EQ(v.verdict(name), "skip");
+    EXPECT_EQ(v.reason(name), "because handshake failed");
+  }
+}
+
+TEST(ConformanceBench, AWrongVersionIsToldInTheSpecsWords) {
+  PluginFolder folder("wrong-version");
+  Verdicts v = bench(folder);
+  EXPECT_EQ(v.reason("handshake"),
+            "it speaks version 2 of the protocol; this Escouade speaks version 1");
+}
+
+TEST(ConformanceBench, AChildLeftBehindIsNamedAndEnded) {
+  PluginFolder folder("leave-child");
+  Verdicts v = bench(folder);
+  const std::string reason = v.reason("shutdown");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(reason, m, std::regex("left 1 process running: pid ([0-9]+)")))
+      << reason;
+  const int pid = std::stoi(m[1]);
+  // The bench ended it before returning: gone, or a zombie its new parent has yet to reap.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  EXPECT_TRUE(text.empty() || (close != std::string::npos && text.substr(close + 2, 1) == "Z"))
+      << text;
+}
+
+TEST(ConformanceBench, AManifestWhoseRunTargetIsMissingOrNotExecutable) {
+  PluginFolder missing("good");
+  fs::remove(missing.path() / "plugin");
+  Verdicts v = bench(missing);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.failed(), std::vector<std::string>{"manifest"});
+  EXPECT_EQ(v.reason("manifest"),
+            R"(run.command[0]: "./plugin": no such file in the plugin's folder)");
+  EXPECT_EQ(v.reason("starts"), "because the manifest does not hold");
+
+  PluginFolder plain("good");
+  fs::permissions(plain.path() / "plugin", fs::perms::owner_read | fs::perms::owner_write);
+  Verdicts w = bench(plain);
+  EXPECT_EQ(w.failed(), std::vector<std::string>{"manifest"});
+  EXPECT_EQ(w.reason("manifest"), R"(run.command[0]: "./plugin": not executable)");
+
+  Ran check = run_cli({"check", plain.path().string()});
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_NE(check.out.find("not executable"), std::string::npos) << check.out;
+}
+
+TEST(ConformanceBench, CheckSummarizesAManifestThatHolds) {
+  PluginFolder folder("good");
+  Ran ran = run_cli({"check", folder.path().string()});
+  EXPECT_EQ(ran.exit_code, 0);
+  EXPECT_EQ(ran.out.rfind("OK dev.bench.fixture 1.0.0", 0), 0u) << ran.out;
+  EXPECT_NE(ran.out.find("activation: event:agent.status"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("decide"), std::string::npos);
+  EXPECT_NE(ran.out.find("secret token"), std::string::npos);
+}
+
+TEST(ConformanceBench, JunitHasOneTestcasePerCheck) {
+  PluginFolder folder("slow-decide");
+  const fs::path xml = folder.path() / "report.xml";
+  Ran ran = run_cli({"test", folder.path().string(), "--junit", xml.string()});
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.out.find("failed"), std::string::npos) << "the text report still goes to stdout";
+  std::ifstream in(xml);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(text.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u) << text;
+  std::size_t cases = 0;
+  for (std::size_t at = text.find("<testcase "); at != std::string::npos;
+       at = text.find("<testcase ", at + 1))
+    ++cases;
+  EXPECT_EQ(cases, kAllChecks.size());
+  for (const auto& name : kAllChecks)
+    EXPECT_NE(text.find("name=\"" + name + "\""), std::string::npos) << name;
+  EXPECT_NE(text.find("<failure message=\"it did not answer permissions/decide for Bash `npm "
+                      "test` within 500 ms\">"),
+            std::string::npos)
+      << text;
+  // Well-formed: every testcase that opens is closed, the suite and the root too.
+  const auto count = [&](const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<failure "), count("</failure>"));
+  EXPECT_EQ(count("<testcase ") - count("/>\n") + count("<skipped "), count("</testcase>"));
+  EXPECT_EQ(count("<testsuite "), 1u);
+  EXPECT_EQ(count("</testsuite>"), 1u);
+  EXPECT_EQ(count("</testsuites>"), 1u);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+}
+
+TEST(ConformanceBench, UsageErrorsExitWith2) {
+  PluginFolder folder("good");
+  EXPECT_EQ(run_cli({"test", folder.path().string(), "--setting", "retries=many"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"test", folder.path().string(), "--setting", "nosuch=1"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"test", folder.path().string(), "--secret", "novalue"}).exit_code, 2);
+}
+
+}  // namespace
