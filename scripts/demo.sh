@@ -1,53 +1,76 @@
 #!/usr/bin/env bash
-# The main job, from a fresh Debian 12 machine as root: installs what is missing, builds the
-# release preset, and shows what the project does so far, with the example transcripts.
+# The main job, from a fresh Debian 12 machine as root: installs what is missing, builds
+# everything (release preset), then shows the product at work:
+#   1. a short working session through escouade-host with the three example plugins: facts,
+#      permission requests with their decisions and who made them, a crash and its restart,
+#      the journals' last lines;
+#   2. the conformance bench (escouade-plugin test) on each example, and on a plugin that
+#      answers too slowly;
+#   3. what a call and a decision cost, beside a raw pipe round trip measured now.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 mkdir -p build
-echo "== building (release preset; log in build/demo-build.log)"
+echo "== building everything (release preset; log in build/demo-build.log)"
 { cmake --preset release && cmake --build --preset release; } >build/demo-build.log 2>&1 \
   || { tail -n 40 build/demo-build.log; exit 1; }
 
-cli=build/release/apps/escouade-plugin/escouade-plugin
-bench=build/release/bench
+build=build/release
+cli="$build/apps/escouade-plugin/escouade-plugin"
+examples="$build/examples"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 cat <<'TEXT'
 
-== 1. A working session between Escouade (-->) and a guard plugin (<--), checked line by line
-   Each line is framed, decoded as JSON-RPC 2.0, checked against protocol 1's schema
-   (params of each call, the result of each answer, paired with its request by id).
+== 1. A working session. escouade-plugin run starts escouade-host (the host as a program an
+   app drives) and plays scripts/demo/session.jsonl to it, as Escouade would:
+   - dev.example.guard decides permissions from its rules.json (examples/guard),
+   - dev.example.fact-journal keeps a summary of the facts per project (examples/fact-journal),
+   - dev.example.notifier prepares a message when a ticket is done, with a secret token and a
+     channel setting (examples/notifier).
+   Lines starting with a plugin's id are its journal, as the host writes it.
 TEXT
-"$cli" lint tests/transcripts/session.jsonl
+"$cli" run "$examples/guard" "$examples/fact-journal" "$examples/notifier" \
+  --project billing --data-dir "$work/data" \
+  --secret dev.example.notifier:token=xoxb-demo-4f9a2c71 \
+  --setting 'dev.example.notifier:channel=#billing' \
+  --scenario scripts/demo/session.jsonl
 
 cat <<'TEXT'
 
-== 2. A faulty plugin: garbage on stdout, a bad initialize answer, wrong params and results,
-   an answer to nothing, broken JSON-RPC. Each fault is named; the codec goes on after each.
+== 2. The conformance bench: escouade-plugin test <folder> plays Escouade's side against a
+   plugin and tells, check by check, whether it keeps to protocol 1. First the examples:
 TEXT
+for example in guard fact-journal notifier; do
+  echo
+  "$cli" test "$examples/$example"
+done
+
+cat <<'TEXT'
+
+   Then a plugin that takes 800 ms to decide (past the 500 ms a decision may take): the bench
+   names the check, the reason and the message, and exits 1.
+TEXT
+slow="$work/slow-guard"
+mkdir -p "$slow"
+cp "$build/apps/escouade-plugin/conformance_fixture" "$slow/plugin"
+cat >"$slow/escouade-plugin.json" <<'JSON'
+{"id":"dev.demo.slow-guard","version":"0.1.0","name":"Slow guard",
+ "run":{"command":["./plugin","slow-decide"]},"activation":["event:agent.status"],
+ "permissions":{"events":["agent.status"],"decide":true}}
+JSON
 rc=0
-"$cli" lint tests/transcripts/faults.jsonl || rc=$?
-echo "(exit code $rc: lint fails when it finds a problem, as a CI step would want)"
+"$cli" test "$slow" || rc=$?
+echo "(exit code $rc)"
 
 cat <<'TEXT'
 
-== 3. escouade-host, driven as an app drives it: a guard that decides, a plugin that crashes
-   at each start (3 restarts, then stopped), one that speaks protocol 2, then closing.
+== 3. What it costs, measured now on this machine beside the floor (a raw pipe round trip
+   that parses and writes the same JSON): a call through the host, then a decision asked of
+   1, 5 and 20 plugins at once. docs/PERFORMANCE.md has the full numbers (bench/run.sh).
 TEXT
-scripts/demo-host.sh
-
-cat <<'TEXT'
-
-== 4. What a call costs, beside a pipe round trip that parses and writes the same JSON (the
-   floor), all measured now on this machine: through the C++ API, then from an app through
-   escouade-host; then the codec alone
-TEXT
-"$bench/bench_pipe_floor" --iterations 20000 --json
-"$bench/bench_host" call
-"$bench/bench_host" app
-"$bench/bench_codec" --benchmark_min_time=0.2 \
-  --benchmark_filter='frame_and_decode/(fact|decide)|frame_decode_check/(fact|decide)' 2>/dev/null \
-  | grep -E '^(frame|Benchmark)'
-echo
-echo "Full numbers and how they were taken: docs/PERFORMANCE.md (bench/run.sh)."
+"$build/bench/bench_pipe_floor" --iterations 20000 --json
+"$build/bench/bench_host" call
+"$build/bench/bench_host" decide
