@@ -17,8 +17,12 @@ for mode in "" "--json"; do
   "$bin/bench_pipe_floor" --stream 500000 $mode | tee -a "$out/floor.jsonl"
 done
 
-echo "== the host with real plugin processes (bench_host)"
+echo "== the host with real plugin processes (bench_host: calls, facts, decisions, cold start)"
 "$bin/bench_host" | tee "$out/host.jsonl"
+
+echo "== masking secrets in journal lines (bench_mask)"
+"$bin/bench_mask" --benchmark_min_time=0.2 --benchmark_out="$out/mask.json" \
+  --benchmark_out_format=json | grep -E '^(BM_|Benchmark|---)'
 
 echo "== the codec (median of 5 runs)"
 "$bin/bench_codec" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
