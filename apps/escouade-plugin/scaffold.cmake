@@ -1,0 +1,47 @@
+# `escouade-plugin new cpp <dir>`: a new C++ plugin folder (apps/escouade-plugin/scaffold/).
+# The template files and the SDK headers are embedded in the binary at build time: changing,
+# adding or removing one rebuilds it.
+set(SCAFFOLD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/scaffold)
+set(SCAFFOLD_TEMPLATE_DIR ${SCAFFOLD_DIR}/template)
+set(SCAFFOLD_SDK_DIR ${PROJECT_SOURCE_DIR}/sdk/cpp/include/escouade)
+file(GLOB_RECURSE SCAFFOLD_TEMPLATE_FILES CONFIGURE_DEPENDS ${SCAFFOLD_TEMPLATE_DIR}/*)
+file(GLOB SCAFFOLD_SDK_HEADERS CONFIGURE_DEPENDS ${SCAFFOLD_SDK_DIR}/*.hpp)
+
+set(SCAFFOLD_FILES_CPP ${CMAKE_BINARY_DIR}/generated/scaffold/scaffold_files.cpp)
+add_custom_command(
+  OUTPUT ${SCAFFOLD_FILES_CPP}
+  COMMAND ${CMAKE_COMMAND} -DTEMPLATE_DIR=${SCAFFOLD_TEMPLATE_DIR} -DSDK_DIR=${SCAFFOLD_SDK_DIR}
+          -DOUTPUT=${SCAFFOLD_FILES_CPP} -P ${SCAFFOLD_DIR}/embed_files.cmake
+  DEPENDS ${SCAFFOLD_TEMPLATE_FILES} ${SCAFFOLD_SDK_HEADERS} ${SCAFFOLD_DIR}/embed_files.cmake
+  COMMENT "Embedding the plugin template and the SDK headers for escouade-plugin new"
+  VERBATIM)
+
+add_library(escouade_scaffold STATIC scaffold/scaffold.cpp ${SCAFFOLD_FILES_CPP})
+target_include_directories(escouade_scaffold PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(escouade_scaffold
+  PUBLIC escouade_base
+  PRIVATE escouade_manifest escouade_protocol Boost::json)
+
+target_sources(escouade-plugin PRIVATE scaffold/new_command.cpp)
+target_link_libraries(escouade-plugin PRIVATE escouade_scaffold)
+
+if(ESCOUADE_BUILD_TESTS)
+  # The embedded files against the source tree, the id and the placeholders.
+  escouade_add_unit_test(scaffold_test SOURCES scaffold/scaffold_test.cpp LIBS escouade_scaffold)
+  target_compile_definitions(scaffold_test PRIVATE
+    ESCOUADE_SCAFFOLD_TEMPLATE="${SCAFFOLD_TEMPLATE_DIR}"
+    ESCOUADE_SDK_HEADERS="${SCAFFOLD_SDK_DIR}")
+
+  # The real escouade-plugin new, then the generated project built with cmake and a real
+  # compiler, then escouade-plugin check and test on it. Building takes a while: the tests get
+  # more time than escouade_add_unit_test's 120 s.
+  add_executable(scaffold_new_test scaffold/new_command_test.cpp)
+  target_link_libraries(scaffold_new_test PRIVATE
+    escouade_manifest escouade_base Boost::json GTest::gtest GTest::gtest_main)
+  target_compile_definitions(scaffold_new_test PRIVATE
+    ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
+    ESCOUADE_CMAKE="${CMAKE_COMMAND}"
+    ESCOUADE_SDK_HEADERS="${SCAFFOLD_SDK_DIR}")
+  add_dependencies(scaffold_new_test escouade-plugin)
+  gtest_discover_tests(scaffold_new_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 900)
+endif()

@@ -1,0 +1,78 @@
+// `escouade-plugin new cpp <dir> [--id ID] [--name NAME]`: a new C++ plugin folder
+// (scaffold.hpp), then what was written and the commands that come next.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "scaffold/scaffold.hpp"
+
+namespace escouade::cli {
+
+namespace {
+
+struct NewArgs {
+  std::string folder;
+  std::string id;
+  std::string name;
+};
+
+// `text` as one word of a POSIX shell: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-+=.,/:@%") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+int run_new_cpp(const NewArgs& args, bool id_given, bool name_given) {
+  scaffold::Request request{args.folder, std::nullopt, std::nullopt};
+  if (id_given) request.id = args.id;
+  if (name_given) request.name = args.name;
+  auto done = scaffold::scaffold_cpp(request);
+  if (!done) {
+    std::cerr << "escouade-plugin new: refused\n  " << done.error().message << "\n";
+    return 1;
+  }
+  std::cout << "Wrote " << done->identity.id << " (" << done->identity.name
+            << "), a C++ plugin, in " << done->folder.string() << ":\n";
+  for (const auto& f : done->files)
+    std::cout << "  " << f << "\n";
+  std::cout << "Next: build it (its program goes to bin/" << done->identity.target
+            << "), then run the conformance bench on it:\n"
+            << "  cd " << shell_word(done->folder.string()) << "\n"
+            << "  cmake -S . -B build && cmake --build build\n"
+            << "  escouade-plugin test .\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_new_command(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("new", "Makes a new plugin folder that builds as it is");
+  cmd->require_subcommand(1);
+
+  auto args = std::make_shared<NewArgs>();
+  CLI::App* cpp = cmd->add_subcommand(
+      "cpp",
+      "A C++ process plugin with the SDK: manifest, src/main.cpp, CMakeLists.txt, README.md, "
+      "and the SDK headers under third_party/");
+  cpp->add_option("dir", args->folder, "The new folder; made when missing, refused when not empty")
+      ->required();
+  CLI::Option* id = cpp->add_option(
+      "--id", args->id,
+      "The plugin's id, reverse-DNS in lower case (default: dev.example.<the folder's name>)");
+  CLI::Option* name = cpp->add_option("--name", args->name,
+                                      "The name shown to the user (default: the folder's name)");
+  cpp->callback([args, id, name, &exit_code] {
+    exit_code = run_new_cpp(*args, id->count() > 0, name->count() > 0);
+  });
+}
+
+}  // namespace escouade::cli

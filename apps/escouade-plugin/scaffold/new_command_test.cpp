@@ -1,0 +1,241 @@
+// escouade-plugin new cpp, run as an author runs it: the real binary writes a folder, then the
+// folder is built as its README says (cmake and a real compiler) and the real escouade-plugin
+// check and test judge it.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/temp_dir.hpp"
+#include "manifest/rules.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `program` with `args` in `cwd` (no shell); its stdout, stderr and exit code. The two
+// streams go to files of `scratch`, so a long build output never blocks the child.
+Ran run(const std::string& program, const std::vector<std::string>& args, const fs::path& cwd,
+        const fs::path& scratch) {
+  const fs::path out_file = scratch / "out.txt";
+  const fs::path err_file = scratch / "err.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || err < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    std::vector<std::string> copy = args;
+    std::string name = program;
+    std::vector<char*> argv = {name.data()};
+    for (auto& a : copy)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  Ran ran;
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return ran;
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ran.out = read_file(out_file);
+  ran.err = read_file(err_file);
+  return ran;
+}
+
+// A temporary folder to scaffold into, with a scratch folder of its own for the outputs.
+class Workspace {
+ public:
+  Workspace() { fs::create_directory(scratch()); }
+  fs::path root() const { return dir_.path(); }
+  fs::path scratch() const { return dir_.path() / "scratch"; }
+
+  Ran cli(const std::vector<std::string>& args) const {
+    return run(ESCOUADE_PLUGIN_BINARY, args, root(), scratch());
+  }
+
+ private:
+  escouade::TempDir dir_{"scaffold-new"};
+};
+
+std::set<std::string> files_under(const fs::path& root) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_directory()) out.insert(e.path().lexically_relative(root).generic_string());
+  }
+  return out;
+}
+
+std::set<std::string> expected_files() {
+  std::set<std::string> out = {"escouade-plugin.json", "src/main.cpp", "CMakeLists.txt",
+                               "README.md", ".gitignore"};
+  for (const auto& e : fs::directory_iterator(ESCOUADE_SDK_HEADERS))
+    out.insert("third_party/escouade/include/escouade/" + e.path().filename().string());
+  return out;
+}
+
+json::value parse_json(const std::string& text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  EXPECT_FALSE(ec) << text;
+  return v;
+}
+
+TEST(ScaffoldNew, WritesEveryFileAndSaysWhatComesNext) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "plugins" / "My Watch";
+  Ran ran = ws.cli({"new", "cpp", dir.string(), "--name", "Ticket \"watch\""});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+
+  EXPECT_EQ(files_under(dir), expected_files());
+
+  const json::value manifest = parse_json(read_file(dir / "escouade-plugin.json"));
+  EXPECT_EQ(manifest, parse_json(R"({
+    "id": "dev.example.mywatch",
+    "version": "0.1.0",
+    "name": "Ticket \"watch\"",
+    "run": {"command": ["./bin/mywatch"]},
+    "activation": ["event:agent.status"],
+    "permissions": {"events": ["agent.status", "ticket.*"], "decide": true}})"));
+
+  for (const auto& e : fs::directory_iterator(ESCOUADE_SDK_HEADERS)) {
+    EXPECT_EQ(read_file(dir / "third_party/escouade/include/escouade" / e.path().filename()),
+              read_file(e.path()))
+        << e.path();
+  }
+  EXPECT_EQ(read_file(dir / ".gitignore"), "build/\nbin/\n");
+  const std::string main_cpp = read_file(dir / "src/main.cpp");
+  EXPECT_NE(main_cpp.find("escouade::Plugin plugin{\"dev.example.mywatch\"}"), std::string::npos);
+  EXPECT_NE(main_cpp.find("on_decide"), std::string::npos);
+  EXPECT_NE(main_cpp.find("on_fact"), std::string::npos);
+  const std::string readme = read_file(dir / "README.md");
+  EXPECT_EQ(readme.rfind("# Ticket \"watch\"\n", 0), 0u) << readme;
+  EXPECT_NE(readme.find("cmake -S . -B build && cmake --build build"), std::string::npos);
+  EXPECT_NE(readme.find("escouade-plugin test ."), std::string::npos);
+  EXPECT_NE(read_file(dir / "CMakeLists.txt").find("OUTPUT_NAME mywatch"), std::string::npos);
+
+  EXPECT_NE(ran.out.find("Wrote dev.example.mywatch"), std::string::npos) << ran.out;
+  for (const auto& f : expected_files())
+    EXPECT_NE(ran.out.find("  " + f + "\n"), std::string::npos) << f << "\n" << ran.out;
+  EXPECT_NE(ran.out.find("  cd '" + fs::canonical(dir).string() + "'\n"), std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("  cmake -S . -B build && cmake --build build\n"), std::string::npos);
+  EXPECT_NE(ran.out.find("  escouade-plugin test .\n"), std::string::npos);
+  EXPECT_EQ(ran.err, "");
+}
+
+TEST(ScaffoldNew, AnEmptyFolderIsTaken) {
+  Workspace ws;
+  fs::create_directory(ws.root() / "empty");
+  Ran ran = ws.cli({"new", "cpp", "empty", "--id", "org.acme.empty-one"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(files_under(ws.root() / "empty"), expected_files());
+  EXPECT_EQ(parse_json(read_file(ws.root() / "empty/escouade-plugin.json")).at("run"),
+            parse_json(R"({"command": ["./bin/empty-one"]})"));
+}
+
+TEST(ScaffoldNew, RefusesAFolderThatIsNotEmptyAndTouchesNothing) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "busy";
+  fs::create_directory(dir);
+  std::ofstream(dir / "notes.txt") << "mine";
+  Ran ran = ws.cli({"new", "cpp", dir.string()});
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.err.find(dir.string() + ": not empty"), std::string::npos) << ran.err;
+  EXPECT_EQ(files_under(dir), std::set<std::string>{"notes.txt"});
+  EXPECT_EQ(read_file(dir / "notes.txt"), "mine");
+}
+
+TEST(ScaffoldNew, RefusesAnInvalidIdInTheManifestsWordsAndMakesNoFolder) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "bad";
+  for (const std::string id : {"Dev.Example.Bad", "guard", "dev.example.bad_one"}) {
+    Ran ran = ws.cli({"new", "cpp", dir.string(), "--id", id});
+    EXPECT_EQ(ran.exit_code, 1) << id;
+    const auto why = escouade::manifest::id_problem(id);
+    ASSERT_TRUE(why) << id;
+    EXPECT_NE(ran.err.find("id: \"" + id + "\": " + *why + "\n"), std::string::npos) << ran.err;
+    EXPECT_EQ(ran.out, "");
+    EXPECT_FALSE(fs::exists(dir));
+  }
+}
+
+TEST(ScaffoldNew, RefusesAFolderNameThatGivesNoIdUnlessOneIsGiven) {
+  Workspace ws;
+  Ran refused = ws.cli({"new", "cpp", "___"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("--id"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(ws.root() / "___"));
+
+  Ran taken = ws.cli({"new", "cpp", "___", "--id", "dev.example.underscores"});
+  EXPECT_EQ(taken.exit_code, 0) << taken.err;
+  EXPECT_TRUE(fs::exists(ws.root() / "___/escouade-plugin.json"));
+}
+
+TEST(ScaffoldNew, WantsALanguageAndAFolder) {
+  Workspace ws;
+  EXPECT_NE(ws.cli({"new"}).exit_code, 0);
+  EXPECT_NE(ws.cli({"new", "cpp"}).exit_code, 0);
+  EXPECT_NE(ws.cli({"new", "cobol", "x"}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(ws.root() / "x"));
+}
+
+// The whole promise: as generated, one command builds it and the bench passes it.
+TEST(ScaffoldNew, TheGeneratedPluginBuildsAndPassesTheConformanceBench) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "ticket-guard";
+  Ran made = ws.cli({"new", "cpp", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+
+  Ran configure = run(ESCOUADE_CMAKE, {"-S", ".", "-B", "build"}, dir, ws.scratch());
+  ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+  Ran build = run(ESCOUADE_CMAKE, {"--build", "build"}, dir, ws.scratch());
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_EQ((build.out + build.err).find("warning:"), std::string::npos) << build.out << build.err;
+
+  const fs::path program = dir / "bin/ticket-guard";
+  ASSERT_TRUE(fs::is_regular_file(program));
+  EXPECT_EQ(::access(program.c_str(), X_OK), 0);
+
+  Ran check = ws.cli({"check", dir.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_EQ(check.out.rfind("OK dev.example.ticket-guard 0.1.0 (ticket-guard)\n", 0), 0u)
+      << check.out;
+
+  Ran bench = ws.cli({"test", dir.string(), "--json"});
+  EXPECT_EQ(bench.exit_code, 0) << bench.out << bench.err;
+  const json::value report = parse_json(bench.out);
+  ASSERT_TRUE(report.is_object()) << bench.out;
+  EXPECT_EQ(report.at("failed"), 0) << bench.out;
+  EXPECT_EQ(report.at("skipped"), 0) << bench.out;
+  EXPECT_EQ(report.at("plugin").at("id"), "dev.example.ticket-guard");
+  const auto& checks = report.at("checks").as_array();
+  EXPECT_EQ(checks.size(), 14u);
+  for (const auto& c : checks)
+    EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+}
+
+}  // namespace
