@@ -81,6 +81,10 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
       break;
   }
   v.kind = Vote::Kind::error;
+  if (!sup.config().runnable) {
+    v.reason = "it does not run: its manifest gives no program it can start, or no activation";
+    return v;
+  }
   const auto st = sup.status();
   v.reason = "it is " + std::string(supervisor::to_string(st.state));
   if (!st.reason.empty()) v.reason += ": " + st.reason;

@@ -165,6 +165,22 @@ TEST(Decide, AStoppedPluginIsAnErrorWithItsReason) {
             "it is stopped: stopped after 4 crashes within 5 minutes");
 }
 
+TEST(Decide, APluginThatCannotRunIsAnErrorNeverAnAllowance) {
+  HostClient host;
+  PluginSpec spec;
+  spec.id = "dev.dormant";
+  spec.activation = {};  // no activation: it never runs
+  host.load_and_enable(make_plugin(host.plugins_dir(), spec));
+  decider(host, "dev.ok", {{"decision", "allow"}});
+  auto a = host.call("host/decide", request("ls"));
+  ASSERT_TRUE(a.ok()) << a.error_message;
+  EXPECT_EQ(a.result.at("decision"), "ask");
+  const auto by = by_id(a.result);
+  EXPECT_EQ(by.at("dev.dormant").at("decision"), "error");
+  EXPECT_NE(std::string(by.at("dev.dormant").at("reason").as_string()).find("does not run"),
+            std::string::npos);
+}
+
 TEST(Decide, ParamsThatDoNotHoldAreRefused) {
   HostClient host;
   auto a = host.call("host/decide", json::object{{"request", json::object{{"id", "r"}}}});
