@@ -59,8 +59,9 @@ cp "$build/apps/escouade-plugin/conformance_fixture" "$slow/plugin"
 cat >"$slow/escouade-plugin.json" <<'JSON'
 {"id":"dev.demo.slow-guard","version":"0.1.0","name":"Slow guard",
  "run":{"command":["./plugin","slow-decide"]},"activation":["event:agent.status"],
- "permissions":{"events":["agent.status"],"decide":true}}
+ "permissions":{"events":["agent.status"],"decide":true,"secrets":["token"]}}
 JSON
+echo '{"deny":["rm -rf"]}' >"$slow/rules.json"
 rc=0
 "$cli" test "$slow" || rc=$?
 echo "(exit code $rc)"
