@@ -50,7 +50,7 @@ cmake --build --preset release
 
 echo "== fuzz: libFuzzer on the codec, then on the policies, ${fuzz_seconds} s each"
 cmake --preset fuzz >"$log_dir/configure-fuzz.log"
-cmake --build --preset fuzz
+cmake --build --preset fuzz --target fuzz_codec fuzz_policy
 for target in codec policy; do
   corpus_dir=tests/fuzz/corpus
   [ "$target" = policy ] && corpus_dir=tests/fuzz/corpus-policy
