@@ -47,6 +47,7 @@ struct Plugin {
   std::string id;
   std::string mode = "good";
   std::vector<std::string> secrets{};
+  json::object settings{};  // contributes.settings
 };
 
 // <parent>/<id>/ with its manifest, the fixture as ./plugin and its mode.
@@ -68,6 +69,7 @@ fs::path make_plugin(const fs::path& parent, const Plugin& p) {
                         {"run", json::object{{"command", json::array{"./plugin"}}}},
                         {"activation", json::array{"event:agent.status"}},
                         {"permissions", std::move(permissions)}};
+  if (!p.settings.empty()) manifest["contributes"] = json::object{{"settings", p.settings}};
   std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
   return dir;
 }
@@ -264,6 +266,24 @@ TEST_F(HarnessRun, SecretsAndSettingsFromTheCommandLine) {
   EXPECT_TRUE(r.has("\"abc123\"")) << r.out;
   EXPECT_TRUE(r.before("> secret dev.test.guard:other", "FAILED: ")) << r.out;
   EXPECT_TRUE(r.has("1 of ")) << r.out;
+}
+
+TEST_F(HarnessRun, SettingsFromTheCommandLineAndTheProjectsFile) {
+  Plugin p{"dev.test.settings"};
+  p.settings = {{"channel", json::object{{"type", "string"}, {"default", "#dev"}}},
+                {"limit", json::object{{"type", "number"}, {"default", 10}}}};
+  const fs::path dir = make_plugin(plugins_.path(), p);
+  TempDir project;
+  std::ofstream(project.path() / ".escouade.yml")
+      << "plugins:\n  dev.test.settings:\n    limit: 42\n";
+  Ran r =
+      run({dir.string(), "--setting", "channel=#ops", "--project-folder", project.path().string()},
+          "call test/ask {\"method\":\"settings/get\",\"params\":{}}\n"
+          "call test/ask {\"method\":\"settings/get\",\"params\":{\"project\":\"demo\"}}\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  // The user's value over the default; then the project's file over both.
+  EXPECT_TRUE(r.has(R"({"channel":"#ops","limit":10})")) << r.out;
+  EXPECT_TRUE(r.has(R"({"channel":"#ops","limit":42})")) << r.out;
 }
 
 TEST_F(HarnessRun, AScenarioThatIsMissingIsAUsageError) {
