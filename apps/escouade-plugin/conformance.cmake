@@ -28,7 +28,7 @@ if(ESCOUADE_BUILD_TESTS)
   # The real escouade-plugin binary against fixture plugins in temporary folders.
   escouade_add_unit_test(conformance_bench_test
     SOURCES conformance/bench_test.cpp
-    LIBS Boost::json)
+    LIBS Boost::json escouade_base)
   target_compile_definitions(conformance_bench_test PRIVATE
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
     ESCOUADE_CONFORMANCE_FIXTURE="$<TARGET_FILE:conformance_fixture>")

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir.hpp"
 #include "journal/journal.hpp"
 
 namespace escouade {
@@ -327,16 +328,8 @@ TEST(MaskerTest, MaskPieceNeverCutsACharacter) {
 // The journal, wired as the host wires it, writes and keeps no form of the secret.
 class MaskedJournalTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "escouade-masker-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  fs::path root_;
+  TempDir dir_{"escouade-masker"};
+  const fs::path& root_ = dir_.path();
 };
 
 TEST_F(MaskedJournalTest, TheFileAndTheTailHoldNoFormOfTheSecret) {

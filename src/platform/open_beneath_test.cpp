@@ -12,8 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <ostream>
 #include <string>
+
+#include "base/temp_dir.hpp"
 
 namespace escouade::platform {
 
@@ -35,19 +38,14 @@ class OpenBeneath : public ::testing::TestWithParam<BeneathResolver> {
     if (GetParam() == BeneathResolver::openat2_only && !has_openat2()) {
       GTEST_SKIP() << "this kernel has no openat2 for this process: the walk serves alone";
     }
-    std::string pattern = (fs::temp_directory_path() / "open_beneath.XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    base_ = pattern;
+    dir_ = std::make_unique<TempDir>("open_beneath");
+    base_ = dir_->path();
     root_ = base_ / "plugin";
     fs::create_directories(root_ / "data");
     fs::create_directories(base_ / "outside");
     write(root_ / "rules.json", "rules");
     write(root_ / "data" / "words.txt", "words");
     write(base_ / "outside" / "secret.txt", "secret");
-  }
-
-  void TearDown() override {
-    if (!base_.empty()) fs::remove_all(base_);
   }
 
   static void write(const fs::path& p, const std::string& text) {
@@ -79,6 +77,7 @@ class OpenBeneath : public ::testing::TestWithParam<BeneathResolver> {
     EXPECT_EQ(file.error().reason, reason) << relative;
   }
 
+  std::unique_ptr<TempDir> dir_;
   fs::path base_;
   fs::path root_;
 };

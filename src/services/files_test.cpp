@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+#include "base/temp_dir.hpp"
+
 namespace escouade::platform {
 // How GoogleTest names a resolver in its output (found by argument-dependent lookup).
 void PrintTo(BeneathResolver r, std::ostream* out) {
@@ -64,15 +66,11 @@ std::string resolver_name(BeneathResolver r) {
 class PluginFolder {
  public:
   PluginFolder() {
-    std::string pattern = (fs::temp_directory_path() / "files_read.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    base_ = pattern;
     fs::create_directories(root() / "data");
     fs::create_directories(outside());
     write(root() / "escouade-plugin.json", kManifest);
     write(outside() / "secret.txt", kOutside);
   }
-  ~PluginFolder() { fs::remove_all(base_); }
   PluginFolder(const PluginFolder&) = delete;
   PluginFolder& operator=(const PluginFolder&) = delete;
 
@@ -116,7 +114,8 @@ class PluginFolder {
   }
 
  private:
-  fs::path base_;
+  TempDir dir_{"files_read"};
+  fs::path base_ = dir_.path();
 };
 
 struct ReadCase {

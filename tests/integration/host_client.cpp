@@ -24,17 +24,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 
-TempDir::TempDir() {
-  std::string templ = (fs::temp_directory_path() / "escouade-it-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  path_ = templ;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 fs::path make_plugin(const fs::path& parent, const PluginSpec& spec) {
   const fs::path dir = parent / spec.id;
   fs::create_directories(dir);

@@ -15,19 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir.hpp"
+
 namespace escouade::testing {
 
-// A temporary folder, removed with its object.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+// A temporary folder, removed with its object (base/temp_dir.hpp).
+struct TempDir : escouade::TempDir {
+  TempDir() : escouade::TempDir("escouade-it") {}
 };
 
 struct PluginSpec {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -67,8 +69,6 @@ class PluginFolder {
   explicit PluginFolder(const std::string& mode, const std::string& permissions =
                                                      R"({"events":["agent.status","ticket.*"],
                                                           "decide":true,"secrets":["token"]})") {
-    std::string pattern = (fs::temp_directory_path() / "bench-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
     fs::copy_file(ESCOUADE_CONFORMANCE_FIXTURE, path_ / "plugin");
     write("rules.json", R"({"channels":["#dev"]})");
     write("escouade-plugin.json",
@@ -78,17 +78,14 @@ class PluginFolder {
               R"(,"contributes":{"settings":{"channel":{"type":"string","default":"#dev"},
                                              "retries":{"type":"number","default":3}}}})");
   }
-  ~PluginFolder() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path_ / name) << text;
   }
   const fs::path& path() const { return path_; }
 
  private:
-  fs::path path_;
+  escouade::TempDir dir_{"bench-test"};
+  const fs::path& path_ = dir_.path();
 };
 
 struct Verdicts {

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir.hpp"
+
 extern char** environ;
 
 namespace {
@@ -27,20 +29,8 @@ namespace json = boost::json;
 
 const fs::path kTestdata = ESCOUADE_HARNESS_TESTDATA;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "escouade-harness-XXXXXX").string();
-    if (::mkdtemp(templ.data())) path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+struct TempDir : escouade::TempDir {
+  TempDir() : escouade::TempDir("escouade-harness") {}
 };
 
 struct Plugin {
