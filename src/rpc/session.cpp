@@ -36,11 +36,18 @@ std::chrono::milliseconds default_timeout(std::string_view method) noexcept {
 
 namespace detail {
 
-// What answers need after the session is gone: where to send, and whether it still may.
+// What answers need after the session is gone: where to send, and whether it still may. A
+// Reply may outlive its session and the session's owner (it waits on a worker, or in a queue of
+// the io_context that is destroyed last); `send` and `report` reach into that owner, so neither
+// is called once the session is closed, and a session is closed before it is destroyed.
 struct SessionCore {
   Session::SendLine send;
   Session::Report report;
   bool closed = false;
+
+  void report_open(std::string_view sentence) const {
+    if (!closed && report) report(sentence);
+  }
 
   void send_answers(std::vector<Message>& answers, bool batch) {
     if (closed || answers.empty()) return;
@@ -75,7 +82,7 @@ class LineSink final : public ReplySink {
     if (--owed_ == 0) core_->send_answers(answers_, batch_);
   }
   void dropped(const std::string& method) override {
-    if (core_->report) core_->report(method + ": the handler gave no answer; answered -32603");
+    core_->report_open(method + ": the handler gave no answer; answered -32603");
   }
 
  private:
@@ -100,6 +107,7 @@ Session::Session(asio::any_io_executor executor, SendLine send, Report report)
 
 Session::~Session() {
   close();
+  lifeline_.end();
 }
 
 bool Session::closed() const noexcept {
@@ -114,7 +122,7 @@ std::string Session::shown(std::string_view text, std::size_t max_chars) const {
 }
 
 void Session::report(std::string_view sentence) const {
-  if (core_->report) core_->report(sentence);
+  core_->report_open(sentence);
 }
 
 void Session::close() {
@@ -257,12 +265,10 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
 void Session::arm_deadline(std::chrono::steady_clock::time_point at) {
   armed_for_ = at;
   deadline_timer_.expires_at(at);  // a wait already there completes as cancelled
-  std::weak_ptr<SessionCore> weak = core_;
-  deadline_timer_.async_wait([this, weak](const boost::system::error_code& ec) {
-    // Cancelled (re-armed or closed), or the session is gone: `this` may not be touched.
-    if (ec || weak.expired() || weak.lock()->closed) return;
+  deadline_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
+    if (ec || core_->closed) return;  // cancelled: re-armed, or closed
     deadline_reached();
-  });
+  }));
 }
 
 void Session::deadline_reached() {

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/lifeline.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
@@ -63,7 +64,8 @@ class Session {
   using NotificationHandler = std::function<void(const boost::json::value* params)>;
 
   Session(boost::asio::any_io_executor executor, SendLine send, Report report);
-  // Completes every call in flight as closed, and drops answers still owed.
+  // Completes every call in flight as closed, and drops answers still owed: a Reply that
+  // outlives the session (on a worker, in a queue) answers nothing and reports nothing.
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -152,6 +154,7 @@ class Session {
   boost::asio::steady_timer deadline_timer_;
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
+  Lifeline lifeline_;
 };
 
 template <class M, class F>

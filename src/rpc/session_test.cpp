@@ -269,6 +269,43 @@ TEST_F(SessionTest, ReplyOutlivingItsSessionIsHarmless) {
   EXPECT_TRUE(lines_.empty());
 }
 
+// The bench's fault under load (docs/lifetimes.md): a reply still queued when its session and
+// the session's owner are gone is dropped later, by whoever destroys the queue. Its report
+// would reach into the dead owner; it must reach nothing.
+TEST_F(SessionTest, ReplyDroppedAfterItsSessionReportsNothing) {
+  std::optional<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
+  const std::size_t reports_before = reports_.size();
+  session_.reset();
+  held.reset();
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_EQ(reports_.size(), reports_before);
+}
+
+TEST_F(SessionTest, ReplyDroppedAfterCloseReportsNothing) {
+  std::optional<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
+  const std::size_t reports_before = reports_.size();
+  session().close();
+  held.reset();
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_EQ(reports_.size(), reports_before);
+}
+
+TEST_F(SessionTest, ReplyDroppedWhileOpenIsStillReported) {
+  std::optional<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
+  held.reset();
+  EXPECT_TRUE(reported("hold: the handler gave no answer; answered -32603"));
+  EXPECT_EQ(only_line().at("error").at("code"), json::value(-32603));
+}
+
 TEST_F(SessionTest, TypedHandlerChecksParamsAgainstTheSchema) {
   std::vector<std::string> keys;
   session().serve<proto::method::SecretsGet>([&](const proto::SecretsGetParams& p, Reply reply) {
