@@ -31,14 +31,16 @@ constexpr std::chrono::milliseconds kExitPoll{50};
 
 }  // namespace
 
-// Everything the asynchronous handlers touch; they hold it by shared_ptr and check `alive`.
+// Everything the asynchronous handlers touch. They co-own it (shared_ptr), so it outlives the
+// ProcessProgram as long as one of them is queued; `owner` tells them whether the ProcessProgram
+// still exists, and none of them delivers an event once it does not (docs/lifetimes.md).
 struct ProcessProgram::State {
   asio::any_io_executor executor;
   ProgramSpec spec;
   ProcessContext& context;
   ProgramEvents events;
   platform::Spawned child;
-  bool alive = true;      // false once the owner is destroyed
+  Lifeline::Token owner;  // the ProcessProgram's
   bool running = false;   // started, not yet reaped
   bool finished = false;  // `exited` delivered
   bool out_done = false;  // its output reached its end (or failed)
@@ -57,8 +59,12 @@ struct ProcessProgram::State {
   std::array<char, 64 * 1024> out_buf{};
   std::array<char, 16 * 1024> err_buf{};
 
-  State(asio::any_io_executor ex, ProgramSpec s, ProcessContext& c)
-      : executor(std::move(ex)), spec(std::move(s)), context(c), framer(c.max_line_bytes) {}
+  State(asio::any_io_executor ex, ProgramSpec s, ProcessContext& c, Lifeline::Token o)
+      : executor(std::move(ex)),
+        spec(std::move(s)),
+        context(c),
+        owner(std::move(o)),
+        framer(c.max_line_bytes) {}
 
   void output(std::string_view bytes) {
     framer.feed(
@@ -109,11 +115,12 @@ using StatePtr = std::shared_ptr<ProcessProgram::State>;
 
 ProcessProgram::ProcessProgram(asio::any_io_executor executor, ProgramSpec spec,
                                ProcessContext& context)
-    : state_(std::make_shared<State>(std::move(executor), std::move(spec), context)) {}
+    : state_(std::make_shared<State>(std::move(executor), std::move(spec), context,
+                                     lifeline_.token())) {}
 
 ProcessProgram::~ProcessProgram() {
+  lifeline_.end();
   auto& s = *state_;
-  s.alive = false;
   if (s.running) {
     platform::kill_tree(s.child.pid);
     platform::wait_exit(s.child);
@@ -147,7 +154,7 @@ void try_finish(const StatePtr& s);
 void read_output(const StatePtr& s) {
   s->out->async_read_some(asio::buffer(s->out_buf),
                           [s](boost::system::error_code ec, std::size_t n) {
-                            if (!s->alive || s->finished) return;
+                            if (!s->owner || s->finished) return;
                             if (n > 0) s->output(std::string_view(s->out_buf.data(), n));
                             if (!ec) return read_output(s);
                             s->out_done = true;
@@ -158,7 +165,7 @@ void read_output(const StatePtr& s) {
 void read_errors(const StatePtr& s) {
   s->err->async_read_some(asio::buffer(s->err_buf),
                           [s](boost::system::error_code ec, std::size_t n) {
-                            if (!s->alive || s->finished) return;
+                            if (!s->owner || s->finished) return;
                             if (n > 0) s->error_text(std::string_view(s->err_buf.data(), n), false);
                             if (!ec) return read_errors(s);
                             s->err_done = true;
@@ -173,7 +180,7 @@ void write_next(const StatePtr& s) {
   s->in_flight.swap(s->pending);
   asio::async_write(*s->in, asio::buffer(s->in_flight),
                     [s](boost::system::error_code ec, std::size_t) {
-                      if (!s->alive) return;
+                      if (!s->owner) return;
                       s->writing = false;
                       if (ec) {
                         // It closed its input or ended: what was not written is lost with it.
@@ -235,7 +242,7 @@ void ended(const StatePtr& s, const platform::ExitStatus& status) {
   // is read without waiting and the end is delivered anyway.
   s->linger = std::make_unique<asio::steady_timer>(s->executor, kLinger);
   s->linger->async_wait([s](boost::system::error_code ec) {
-    if (ec || !s->alive || s->finished) return;
+    if (ec || !s->owner || s->finished) return;
     for (auto* d : {s->out.get(), s->err.get()}) {
       if (d) d->cancel();
     }
@@ -250,7 +257,7 @@ void ended(const StatePtr& s, const platform::ExitStatus& status) {
 void watch_exit(const StatePtr& s) {
   if (s->pidfd) {
     s->pidfd->async_wait(Descriptor::wait_read, [s](boost::system::error_code ec) {
-      if (!s->alive || ec) return;
+      if (!s->owner || ec) return;
       auto status = platform::try_wait(s->child.pid);
       if (!status) {
         watch_exit(s);  // spurious wake-up
@@ -262,7 +269,7 @@ void watch_exit(const StatePtr& s) {
   }
   s->poll->expires_after(kExitPoll);
   s->poll->async_wait([s](boost::system::error_code ec) {
-    if (!s->alive || ec) return;
+    if (!s->owner || ec) return;
     if (auto status = platform::try_wait(s->child.pid)) {
       ended(s, *status);
     } else {

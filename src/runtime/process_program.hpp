@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "base/lifeline.hpp"
 #include "platform/reaper.hpp"
 #include "protocol/framing.hpp"
 #include "runtime/program.hpp"
@@ -41,6 +42,7 @@ class ProcessProgram final : public Program {
   struct State;
 
  private:
+  Lifeline lifeline_;  // before state_, which is made with its token
   std::shared_ptr<State> state_;
 };
 

@@ -79,10 +79,14 @@ Supervisor::Supervisor(asio::any_io_executor executor, SupervisorConfig config,
       shutdown_timer_(executor) {}
 
 Supervisor::~Supervisor() {
-  *alive_ = false;
+  // Calls under way and queued get their default answers while the supervisor still stands
+  // (their callers may read its status); from then on nothing of it runs.
+  memory_timer_.cancel();
+  shutdown_timer_.cancel();
   if (session_) session_->close();
-  if (program_) program_->stop();
   fail_queue(CallOutcome::Kind::closed);
+  lifeline_.end();
+  if (program_) program_->stop();
 }
 
 Status Supervisor::status() const {
@@ -148,9 +152,9 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
   c->done = std::move(done);
   if (!config_.runnable || state_ == State::stopped || state_ == State::disabled) {
     // It does not run and will not start by itself: the default answer applies at once.
-    asio::post(executor_, [this, alive = alive_, c] {
-      if (*alive) finish(c, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
-    });
+    asio::post(executor_, lifeline_.guard([this, c] {
+      finish(c, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
+    }));
     return;
   }
   Queued q{method, std::move(params), c, nullptr};
@@ -160,11 +164,11 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
   }
   // Its delay runs while it waits for the program to start.
   c->deadline = std::make_unique<asio::steady_timer>(executor_, timeout);
-  c->deadline->async_wait([this, alive = alive_, c](const boost::system::error_code& ec) {
-    if (ec || !*alive || c->sent || c->finished) return;
+  c->deadline->async_wait(lifeline_.guard([this, c](const boost::system::error_code& ec) {
+    if (ec || c->sent || c->finished) return;
     journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
-  });
+  }));
   enqueue(std::move(q));
   if (state_ == State::idle) start();
 }
@@ -217,12 +221,9 @@ void Supervisor::send_queued(Queued q) {
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
     return;
   }
-  session_->call(
-      c->method, std::move(q.params), left,
-      [this, alive = alive_, c](CallOutcome o) {
-        if (*alive) finish(c, std::move(o));
-      },
-      c->timeout);
+  session_->call(c->method, std::move(q.params), left,
+                 lifeline_.guard([this, c](CallOutcome o) { finish(c, std::move(o)); }),
+                 c->timeout);
 }
 
 void Supervisor::fail_queue(CallOutcome::Kind kind) {
@@ -250,8 +251,8 @@ bool Supervisor::start() {
   program_ = programs_.make(config_.program);
   session_ = std::make_unique<rpc::Session>(
       executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
-      [this](std::string_view sentence) { journal_.warn(sentence); });
-  session_->set_redactor([this](std::string& text) { journal_.mask(text); });
+      lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }));
+  session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
   if (binder_) binder_(*session_);
 
   runtime::ProgramEvents events;
@@ -261,12 +262,12 @@ bool Supervisor::start() {
   // A long line is journaled whole, as one entry, so that the masking of secrets sees it whole
   // (a secret across a cut between pieces would escape it); past kLongLineKept bytes the rest
   // is counted, not kept (the journal keeps 16 KiB of an entry anyway).
-  events.error_piece = [this](std::string_view piece) {
+  events.error_piece = lifeline_.guard([this](std::string_view piece) {
     const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_stderr_.size());
     long_stderr_.append(piece.substr(0, room));
     long_stderr_dropped_ += piece.size() - std::min(room, piece.size());
-  };
-  events.error_line = [this](std::string_view end) {
+  });
+  events.error_line = lifeline_.guard([this](std::string_view end) {
     std::string line;
     if (long_stderr_.empty()) {
       line = end;
@@ -281,10 +282,8 @@ bool Supervisor::start() {
     journal_.info("stderr: " + line);
     last_stderr_.emplace_back(std::move(line));
     if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
-  };
-  events.exited = [this, alive = alive_](const runtime::ExitStatus& s) {
-    if (*alive) program_exited(s);
-  };
+  });
+  events.exited = lifeline_.guard([this](const runtime::ExitStatus& s) { program_exited(s); });
   last_stderr_.clear();
   long_stderr_.clear();
   long_stderr_dropped_ = 0;
@@ -292,9 +291,9 @@ bool Supervisor::start() {
   if (!started) {
     journal_.error("could not start: " + started.error().message);
     // Counted as a crash: it restarts, and after too many it stops.
-    asio::post(executor_, [this, alive = alive_] {
-      if (*alive) program_exited(runtime::ExitStatus{127, std::nullopt});
-    });
+    asio::post(executor_, lifeline_.guard([this] {
+      program_exited(runtime::ExitStatus{127, std::nullopt});
+    }));
     return false;
   }
   std::string command;
@@ -331,9 +330,7 @@ void Supervisor::begin_handshake() {
     params.at("capabilities").as_object()[m.key()] = m.value();
   }
   session_->call("initialize", std::move(params), rpc::default_timeout("initialize"),
-                 [this, alive = alive_](CallOutcome o) {
-                   if (*alive) handshake_done(std::move(o));
-                 });
+                 lifeline_.guard([this](CallOutcome o) { handshake_done(std::move(o)); }));
 }
 
 void Supervisor::handshake_done(CallOutcome o) {
@@ -380,14 +377,13 @@ void Supervisor::handshake_done(CallOutcome o) {
       queued = queued || (q.call && q.method == "agent/attach" && q.params == params);
     }
     if (queued) continue;  // its own call is in the queue and goes below
-    session_->call("agent/attach", params, rpc::default_timeout("agent/attach"),
-                   [this, alive = alive_, agent = agent](CallOutcome r) {
-                     if (*alive && !r.ok()) {
-                       journal_.warn("agent/attach of " + agent +
-                                     " was not taken again after "
-                                     "the restart");
-                     }
-                   });
+    session_->call(
+        "agent/attach", params, rpc::default_timeout("agent/attach"),
+        lifeline_.guard([this, agent = agent](CallOutcome r) {
+          if (!r.ok()) {
+            journal_.warn("agent/attach of " + agent + " was not taken again after the restart");
+          }
+        }));
   }
   std::deque<Queued> queue;
   queue.swap(queue_);
@@ -479,9 +475,9 @@ void Supervisor::program_exited(const runtime::ExitStatus& st) {
     return;
   }
   set_state(State::restarting, "crashed: " + st.describe());
-  asio::post(executor_, [this, alive = alive_] {
-    if (*alive && state_ == State::restarting && !program_) start();
-  });
+  asio::post(executor_, lifeline_.guard([this] {
+    if (state_ == State::restarting && !program_) start();
+  }));
 }
 
 void Supervisor::restart() {
@@ -526,31 +522,31 @@ void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done
   intent_ = Intent::shutdown;
   shutdown_done_ = std::move(done);
   shutdown_timer_.expires_at(deadline);
-  shutdown_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
-    if (ec || !*alive || !program_) return;
+  shutdown_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
+    if (ec || !program_) return;
     journal_.warn("did not end within the second given at closing: its processes were ended");
     program_->stop();
-  });
+  }));
   if (state_ != State::running || !session_) {
     program_->stop();  // still in its handshake: nothing but initialize may reach it
     return;
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   session_->call("shutdown", std::nullopt, std::max(left, std::chrono::milliseconds(1)),
-                 [this, alive = alive_](CallOutcome o) {
-                   if (*alive && o.ok()) journal_.info("answered shutdown");
-                 });
+                 lifeline_.guard([this](CallOutcome o) {
+                   if (o.ok()) journal_.info("answered shutdown");
+                 }));
 }
 
 // --- memory ----------------------------------------------------------------------------------
 
 void Supervisor::arm_memory_timer() {
   memory_timer_.expires_after(config_.memory_period);
-  memory_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
-    if (ec || !*alive || !program_) return;
+  memory_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
+    if (ec || !program_) return;
     check_memory();
     if (program_ && intent_ == Intent::none) arm_memory_timer();
-  });
+  }));
 }
 
 void Supervisor::check_memory() {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "base/lifeline.hpp"
 #include "journal/journal.hpp"
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
@@ -156,7 +157,8 @@ class Supervisor {
   std::function<void()> shutdown_done_;
   boost::asio::steady_timer memory_timer_;
   boost::asio::steady_timer shutdown_timer_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Every handler that reaches `this` is guarded by it (docs/lifetimes.md).
+  Lifeline lifeline_;
 };
 
 }  // namespace escouade::supervisor
