@@ -268,6 +268,13 @@ void AppServer::read() {
   });
 }
 
+void AppServer::close() {
+  closing_ = true;
+  boost::system::error_code ignored;
+  in_.close(ignored);
+  session_.close();
+}
+
 void AppServer::close_host() {
   boost::system::error_code ignored;
   in_.cancel(ignored);
@@ -283,7 +290,18 @@ void AppServer::write(std::string line) {
   write_next();
 }
 
+void AppServer::when_drained(std::function<void()> done) {
+  drained_ = std::move(done);
+  write_next();
+}
+
 void AppServer::write_next() {
+  if (!writing_ && pending_.empty() && drained_) {
+    auto done = std::move(drained_);
+    drained_ = nullptr;
+    done();
+    return;
+  }
   if (writing_ || pending_.empty()) return;
   writing_ = true;
   in_flight_.clear();
@@ -291,10 +309,7 @@ void AppServer::write_next() {
   asio::async_write(out_, asio::buffer(in_flight_),
                     [this](boost::system::error_code ec, std::size_t) {
                       writing_ = false;
-                      if (ec) {
-                        pending_.clear();  // the app is gone
-                        return;
-                      }
+                      if (ec) pending_.clear();  // the app is gone: nothing more goes out
                       write_next();
                     });
 }

@@ -28,10 +28,15 @@ class AppServer {
   // Binds the host/* methods on `host`; call once, before start().
   void bind(host::Host& host);
   void start();
+  // Stops reading the app and closes the session with it: from now on nothing reaches the
+  // host, and answers still owed go nowhere. Before the host is destroyed.
+  void close();
   // What the host reports on its own: host/statusChanged.
   void status_changed(const supervisor::Status& s);
-  // Whether everything written to the app has gone out.
+  // Whether everything written to the app has gone out (or cannot: the app is gone).
   bool drained() const noexcept { return pending_.empty() && !writing_; }
+  // Calls `done` once drained(): at once when it is already.
+  void when_drained(std::function<void()> done);
 
  private:
   void read();
@@ -51,6 +56,7 @@ class AppServer {
   std::string in_flight_;
   bool writing_ = false;
   bool closing_ = false;
+  std::function<void()> drained_;
 };
 
 }  // namespace escouade::app

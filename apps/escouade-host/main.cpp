@@ -6,16 +6,17 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "app_server.hpp"
+#include "base/event_loop.hpp"
 #include "host/host.hpp"
 #include "platform/keychain.hpp"
 #include "platform/process.hpp"
@@ -25,6 +26,9 @@
 extern char** environ;
 
 namespace {
+
+// After the host closed, how long the app is given to read the last answers and notifications.
+constexpr std::chrono::milliseconds kFlushBound{2000};
 
 std::filesystem::path default_data_dir() {
   const char* home = std::getenv("HOME");
@@ -88,11 +92,12 @@ int main(int argc, char** argv) {
     std::cerr << "escouade-host: " << sub.error().message << "\n";
   }
 
-  asio::io_context io;
+  // Declared first, destroyed last (base/event_loop.hpp).
+  EventLoop loop;
   runtime::ProcessContext context;
   context.reaper = &*reaper;
   context.known_children.insert(reaper->pid());
-  runtime::ProcessProgramFactory programs(io.get_executor(), context);
+  runtime::ProcessProgramFactory programs(loop.executor(), context);
 
   host::HostConfig config;
   config.data_dir = data_dir;
@@ -104,44 +109,48 @@ int main(int argc, char** argv) {
   config.check_environment = manifest::process_environment();
   config.keychain = keychain.get();
 
-  asio::steady_timer idle(io);
-  std::function<void()> watch;
-  bool stopped = false;
+  // Once the host has closed, the last answers go out to the app, within a bound: an app that
+  // stopped reading is not waited for.
+  asio::steady_timer flush_bound(loop.io());
+  bool closed = false;
+  std::function<void()> host_closed;  // set once the server exists
   const int in_fd = ::dup(STDIN_FILENO);
   const int out_fd = ::dup(STDOUT_FILENO);
-  app::AppServer server(io, in_fd, out_fd, [&] {
-    stopped = true;
-    watch();
-  });
-  host::Host host(io.get_executor(), config, programs,
-                  [&](const supervisor::Status& s) { server.status_changed(s); });
-  server.bind(host);
-  server.start();
-
-  // SIGTERM or SIGINT: close as host/shutdown does (each plugin gets shutdown, one second for
-  // all), rather than leaving the plugins to the watchdog.
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (ec || stopped) return;
-    host.shutdown([&] {
-      stopped = true;
-      watch();
-    });
-  });
-
-  // Once the host has closed, runs until the last answer has gone out to the app.
-  watch = [&] {
-    idle.expires_after(std::chrono::milliseconds(5));
-    idle.async_wait([&](boost::system::error_code ec) {
+  app::AppServer server(loop.io(), in_fd, out_fd, [&] { host_closed(); });
+  host_closed = [&] {
+    if (closed) return;
+    closed = true;
+    server.when_drained([&] { loop.stop(); });
+    flush_bound.expires_after(kFlushBound);
+    flush_bound.async_wait([&](boost::system::error_code ec) {
       if (ec) return;
-      if (stopped && server.drained()) {
-        io.stop();
-        return;
-      }
-      watch();
+      std::cerr << "escouade-host: the app did not read its last answers within "
+                << kFlushBound.count() << " ms; closing without them\n";
+      loop.stop();
     });
   };
-  io.run();
+  {
+    host::Host host(loop.executor(), config, programs,
+                    [&](const supervisor::Status& s) { server.status_changed(s); });
+    server.bind(host);
+    server.start();
+
+    // SIGTERM or SIGINT: close as host/shutdown does (each plugin gets shutdown, one second for
+    // all), rather than leaving the plugins to the watchdog.
+    asio::signal_set signals(loop.io(), SIGINT, SIGTERM);
+    signals.async_wait([&](boost::system::error_code ec, int) {
+      if (ec || closed) return;
+      host.shutdown([&] { host_closed(); });
+    });
+
+    loop.run();
+    signals.cancel();
+    flush_bound.cancel();
+    server.close();
+    // Then the host: its plugins' trees end, its workers close (bounded).
+  }
+  // Completions still queued meet a closed app session and closed plugin sessions.
+  loop.drain();
   reaper->close();
   return 0;
 }

@@ -79,20 +79,25 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
       config_(std::move(config)),
       programs_(programs),
       on_status_(std::move(on_status)),
-      workers_(config_.worker_threads),
+      workers_(executor_, config_.worker_threads),
       settings_(config_.data_dir / "plugin-settings") {
   services_.host = executor_;
-  services_.workers = workers_.get_executor();
+  services_.workers = &workers_;
   services_.keychain = config_.keychain;
   services_.settings = &settings_;
 }
 
 Host::~Host() {
-  // Supervisors first: they end their programs and write to their journals. Then the work in
-  // flight ends (its answers go nowhere: the sessions are closed).
+  // The completions of calls ended below still run (the callers get their answers), but they
+  // no longer read the plugins' states.
+  lifeline_.end();
+  // Supervisors first: they end their programs, close their sessions (calls under way get their
+  // default answers) and write to their journals. Then the blocking work: what has not started
+  // is dropped, what runs is waited for within a bound (its answers go nowhere: the sessions are
+  // closed), and a stuck one is left behind rather than waited for (services/workers.hpp).
   for (auto& [id, p] : plugins_)
     p->supervisor.reset();
-  workers_.join();
+  workers_.close(services::Workers::kCloseBound);
 }
 
 Host::Plugin* Host::find(std::string_view id) {
@@ -258,8 +263,8 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
     return;
   }
   const auto delay = timeout.value_or(rpc::default_timeout(method));
-  auto finish = [done = std::move(done), plugin = std::string(id), method, delay,
-                 sup = p->supervisor.get()](rpc::CallOutcome o) {
+  auto finish = [done = std::move(done), plugin = std::string(id), method, delay, this,
+                 host = lifeline_.token()](rpc::CallOutcome o) {
     if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
       if (auto fallback = default_answer(method)) {
         done(std::move(*fallback));
@@ -280,9 +285,8 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
       case rpc::CallOutcome::Kind::closed:
         break;
     }
-    auto st = sup->status();
-    std::string why = plugin + " is " + std::string(supervisor::to_string(st.state));
-    if (!st.reason.empty()) why += ": " + st.reason;
+    const std::string why =
+        host ? plugin + " " + unanswered_because(plugin) : plugin + " is closing with the host";
     done(Error{kFailed, method + ": not answered: " + why});
   };
   if (method == "agent/attach" && params) {
@@ -291,6 +295,18 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
     return;
   }
   p->supervisor->call(method, std::move(params), delay, std::move(finish));
+}
+
+std::string Host::unanswered_because(std::string_view id) const {
+  const Plugin* p = find(id);
+  if (!p || !p->supervisor) return "is being replaced or removed";
+  if (!p->supervisor->config().runnable) {
+    return "does not run: its manifest gives no program it can start, or no activation";
+  }
+  const auto st = p->supervisor->status();
+  std::string why = "is " + std::string(supervisor::to_string(st.state));
+  if (!st.reason.empty()) why += ": " + st.reason;
+  return why;
 }
 
 Result<void> Host::restart(std::string_view id) {

@@ -7,7 +7,6 @@
 // Thread: the host's thread (the executor given); no method may be called from another.
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/lifeline.hpp"
 #include "base/result.hpp"
 #include "host/decision.hpp"
 #include "journal/journal.hpp"
@@ -147,16 +147,22 @@ class Host {
                      std::function<Result<void>(platform::Keychain&, const std::string&)> work,
                      Done done);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
+  // Why a call to the plugin got no answer (its state and reason now), after its id: "is
+  // stopped: stopped after 4 crashes within 5 minutes".
+  std::string unanswered_because(std::string_view id) const;
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
   runtime::ProgramFactory& programs_;
   StatusListener on_status_;
-  boost::asio::thread_pool workers_;
+  services::Workers workers_;
   services::SettingsStore settings_;
   services::ServiceContext services_;
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;
   std::vector<std::string> load_order_;
+  // Guards the completions given to the supervisors: they may run while a supervisor or the
+  // host itself is being destroyed (docs/lifetimes.md).
+  Lifeline lifeline_;
 };
 
 // Where an agent/attach call is about: its params' "agent" (a string, or an object's "id"),

@@ -52,8 +52,9 @@ Vote::Kind kind_of(proto::DecisionDecision d) {
 }
 
 // One plugin's answer as a vote; what does not hold is an error, and its journal says why.
+// `unanswered` says why a plugin that could not answer did not (Host::unanswered_because).
 Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
-             const supervisor::Supervisor& sup) {
+             const std::function<std::string()>& unanswered) {
   Vote v;
   v.id = id;
   switch (o.kind) {
@@ -81,13 +82,7 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
       break;
   }
   v.kind = Vote::Kind::error;
-  if (!sup.config().runnable) {
-    v.reason = "it does not run: its manifest gives no program it can start, or no activation";
-    return v;
-  }
-  const auto st = sup.status();
-  v.reason = "it is " + std::string(supervisor::to_string(st.state));
-  if (!st.reason.empty()) v.reason += ": " + st.reason;
+  v.reason = "it " + unanswered();
   return v;
 }
 
@@ -128,11 +123,13 @@ void Host::decide(const json::value& params, DecideDone done) {
     pending->votes[i].id = p.manifest.id;
     p.supervisor->call(
         "permissions/decide", params, delay,
-        [pending, i, id = p.manifest.id, journal = p.journal, sup = p.supervisor.get(),
+        [pending, i, id = p.manifest.id, journal = p.journal, this, host = lifeline_.token(),
          what = "permissions/decide " + json::serialize(json::string(request.request.id)) + " (" +
                 request.request.kind + ")"](rpc::CallOutcome o) {
           if (pending->finished) return;  // too late: counted as a timeout already
-          pending->votes[i] = vote_of(id, o, *journal, *sup);
+          pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {
+            return host ? unanswered_because(id) : "is closing with the host";
+          });
           const Vote& v = pending->votes[i];
           if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
             journal->info(what + ": " + std::string(to_string(v.kind)) +

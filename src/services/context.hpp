@@ -3,7 +3,6 @@
 // What the services share, and what they know of each plugin they serve.
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/post.hpp>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "services/workers.hpp"
 
 namespace escouade::platform {
 class Keychain;
@@ -23,10 +23,10 @@ namespace escouade::services {
 class SettingsStore;
 
 // The host's parts the services use. Owned by the host; lives longer than every session bound
-// with it (the host joins `workers` before these go).
+// with it (the host closes `workers` before the keychain and the settings go).
 struct ServiceContext {
-  boost::asio::any_io_executor host;     // the host's thread: handlers and replies run there
-  boost::asio::any_io_executor workers;  // blocking work: the keychain, files, settings
+  boost::asio::any_io_executor host;  // the host's thread: handlers and replies run there
+  Workers* workers = nullptr;         // blocking work: the keychain, files, settings
   platform::Keychain* keychain = nullptr;
   SettingsStore* settings = nullptr;
 };
@@ -43,16 +43,10 @@ struct ServedPlugin {
   std::map<std::string, std::filesystem::path, std::less<>> project_folders;
 };
 
-// Runs `work()` on the workers, then `then(result)` on the host's thread.
+// Runs `work()` on the workers, then `then(result)` on the host's thread (Workers::run).
 template <class Work, class Then>
 void on_worker(const ServiceContext& ctx, Work work, Then then) {
-  boost::asio::post(
-      ctx.workers, [host = ctx.host, work = std::move(work), then = std::move(then)]() mutable {
-        auto result = work();
-        boost::asio::post(host, [result = std::move(result), then = std::move(then)]() mutable {
-          then(std::move(result));
-        });
-      });
+  ctx.workers->run(std::move(work), std::move(then));
 }
 
 }  // namespace escouade::services

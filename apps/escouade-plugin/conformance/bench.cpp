@@ -2,14 +2,12 @@
 
 #include <stdlib.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/json/object.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <exception>
 
+#include "base/event_loop.hpp"
 #include "conformance/bench_run.hpp"
 #include "conformance/leftovers.hpp"
 #include "journal/journal.hpp"
@@ -181,15 +179,16 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   auto reaper = platform::start_reaper();
   if (!reaper) journal->warn("no watchdog for the plugin's processes: " + reaper.error().message);
 
-  asio::io_context io;
-  asio::thread_pool workers(1);
+  // In the order of base/event_loop.hpp: the loop first (destroyed last), the workers and the
+  // link after it; the link outlives every completion the loop still runs.
+  EventLoop loop;
+  services::Workers workers(loop.executor(), 1);
   runtime::ProcessContext processes;
   if (reaper) {
     processes.reaper = &*reaper;
     processes.known_children.insert(reaper->pid());
   }
-  services::ServiceContext services{io.get_executor(), workers.get_executor(), keychain.get(),
-                                    &settings};
+  services::ServiceContext services{loop.executor(), &workers, keychain.get(), &settings};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
   served->journal = journal;
@@ -199,7 +198,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   std::exception_ptr failure;
   {
     runtime::ProgramSpec spec{m->id, m->run.command, m->folder, plugin_env(*m, token)};
-    PluginLink link(io.get_executor(), processes, services, served, std::move(spec));
+    PluginLink link(loop.executor(), processes, services, served, std::move(spec));
     BenchRun run(link, *m, options, token);
     run.set("manifest", Verdict::pass, m->id + " " + m->version + ", " + describe_manifest(*m));
     if (m->run.kind == manifest::RunKind::none) {
@@ -209,13 +208,14 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
           "a run.js or run.wasm plugin runs in Escouade's sandbox, which this bench "
           "does not run yet");
     } else {
-      asio::co_spawn(io, run.run(), [&](std::exception_ptr e) {
-        failure = e;
-        io.stop();
-      });
-      io.run();
+      failure = loop.run(run.run());
     }
-    workers.join();
+    // A secrets/get answered on a worker may still be on its way back when the run ends (a
+    // plugin that asks and exits at once): the link is closed, the workers closed, and what
+    // they queued runs against the closed link, before the link goes.
+    link.close();
+    workers.close(services::Workers::kCloseBound);
+    loop.drain();
     report.checks = run.results();
     report.calls = link.calls();
   }

@@ -126,6 +126,11 @@ void PluginLink::stop() {
   if (!exit_) program_->stop();
 }
 
+void PluginLink::close() {
+  session_->close();
+  stop();
+}
+
 asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
                                                    std::optional<json::value> params,
                                                    std::chrono::milliseconds timeout) {

@@ -8,7 +8,8 @@
 // echoed with another type, the calls the plugin made and how they were answered, its exit.
 //
 // Thread: the io executor given, only (the host's thread as far as the host's parts know).
-// Lives until the run ends; the ServiceContext's workers must be joined before it is destroyed.
+// Lives until the run ends: it is closed, the ServiceContext's workers closed and the loop
+// drained before it is destroyed (base/event_loop.hpp).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -65,6 +66,9 @@ class PluginLink {
   Result<void> start();
   // Ends its whole tree (kill_tree) if it still runs; `exited` follows.
   void stop();
+  // At the end of the run: the session closed (answers still owed go nowhere) and the tree
+  // ended if it still runs. What was seen stays readable.
+  void close();
 
   // A call through the session (the host's own path): its outcome, timeout included.
   boost::asio::awaitable<rpc::CallOutcome> call(std::string method,

@@ -26,9 +26,16 @@ std::string string_member(const json::value* params, std::string_view name) {
 HostLink::HostLink(asio::io_context& io, HostEvents events) : io_(io), events_(std::move(events)) {}
 
 HostLink::~HostLink() {
-  // The session first: calls still in flight complete as closed while the program exists.
+  close();
+  // The session first: calls still in flight completed as closed while the program existed.
   session_.reset();
-  program_.reset();  // ends the host's tree if it still runs
+  program_.reset();  // ends the host's tree if it still runs, and reaps it
+}
+
+void HostLink::close() {
+  events_ = HostEvents{};  // nothing more is reported to the run
+  if (session_) session_->close();
+  if (program_ && running_) program_->stop();
 }
 
 Result<void> HostLink::start(const std::filesystem::path& program,

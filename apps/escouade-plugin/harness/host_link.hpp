@@ -63,6 +63,10 @@ class HostLink {
   boost::asio::awaitable<HostAnswer> call(std::string method, boost::json::value params,
                                           std::chrono::milliseconds limit);
 
+  // Closes the session (calls in flight complete as closed) and ends the host's tree if it
+  // still runs; its exit is then not reported. Idempotent.
+  void close();
+
   // Whether the host still runs.
   bool running() const noexcept { return running_; }
   // Its exit status, once it has ended.

@@ -3,13 +3,12 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <map>
 
+#include "base/event_loop.hpp"
 #include "harness/session.hpp"
 
 namespace escouade::harness {
@@ -76,12 +75,22 @@ void RunSession::flush_journals() {
 }
 
 void RunSession::follow_journals() {
+  following_ = true;
   journal_timer_.expires_after(kJournalPoll);
   journal_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
+    // A cancel() that comes once the wait has completed (its handler already queued, as on a
+    // loaded machine) does not reach it: the flag does. Without it, this re-armed itself for
+    // ever after finish() and the harness never exited (docs/lifetimes.md).
+    if (ec || !following_) return;
     flush_journals();
     follow_journals();
   });
+}
+
+void RunSession::close() {
+  following_ = false;
+  journal_timer_.cancel();
+  link_.close();
 }
 
 bool RunSession::start_host(const std::vector<std::string>& args) {
@@ -203,6 +212,7 @@ asio::awaitable<void> RunSession::finish() {
     if (link_.running()) fail("escouade-host did not exit after host/shutdown");
   }
   flush_journals();
+  following_ = false;
   journal_timer_.cancel();
 }
 
@@ -241,7 +251,8 @@ int run_harness(const RunOptions& options, std::ostream& out) {
   }
   print.note("  project " + options.project + (options.is_private ? " (private)" : ""));
 
-  asio::io_context io;
+  EventLoop loop;  // declared first, destroyed last (base/event_loop.hpp)
+  asio::io_context& io = loop.io();
   RunSession session(io, options, data_dir, print);
   if (!session.start_host({"--data-dir", data_dir.string(), "--keychain", keychain})) return 2;
 
@@ -268,20 +279,26 @@ int run_harness(const RunOptions& options, std::ostream& out) {
     session.interrupt(source.get());
   });
 
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await session.setup();
-        if (options.interactive) {
-          print.note("Type a step (help for the list); Ctrl-D ends.");
-        }
-        if (source) co_await session.play(*source);
-        if (options.interactive) print.text("\n");  // after the prompt Ctrl-D left
-        co_await session.finish();
-        signals.cancel();
-      },
-      asio::detached);
-  io.run();
+  // The run ends with its steps and the host's shutdown, whatever is still queued.
+  const std::exception_ptr failure = loop.run([&]() -> asio::awaitable<void> {
+    co_await session.setup();
+    if (options.interactive) {
+      print.note("Type a step (help for the list); Ctrl-D ends.");
+    }
+    if (source) co_await session.play(*source);
+    if (options.interactive) print.text("\n");  // after the prompt Ctrl-D left
+    co_await session.finish();
+  }());
+  signals.cancel();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      session.fail(std::string("the harness failed: ") + e.what());
+    }
+  }
+  session.close();
+  loop.drain();
 
   if (session.failed() == 0) {
     print.note("done: " + std::to_string(session.steps()) + " steps, none failed");

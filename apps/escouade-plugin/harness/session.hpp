@@ -42,6 +42,9 @@ class RunSession {
 
   // Stops after the step under way: the source ends, finish() follows.
   void interrupt(LineSource* source);
+  // Once the loop has stopped: the journals are no longer followed, and the host's session is
+  // closed and its tree ended if it still runs (HostLink::close).
+  void close();
 
   std::size_t steps() const noexcept { return steps_; }
   std::size_t failed() const noexcept { return failed_; }
@@ -93,6 +96,7 @@ class RunSession {
   bool interrupted_ = false;
   LineSource* source_ = nullptr;  // the one play() reads, ended when the host ends
   bool shut_down_ = false;
+  bool following_ = false;  // the journals are followed (follow_journals)
 };
 
 }  // namespace escouade::harness
