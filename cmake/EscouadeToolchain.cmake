@@ -21,10 +21,17 @@ if(ESCOUADE_SANITIZE)
   add_link_options(-fsanitize=${ESCOUADE_SANITIZE})
 endif()
 
-# escouade_add_unit_test(<name> SOURCES ... LIBS ...): a GoogleTest binary registered with ctest.
+# escouade_add_unit_test(<name> SOURCES ... LIBS ... [PROCESSES]): a GoogleTest binary
+# registered with ctest. PROCESSES marks a binary whose tests start real processes (plugins,
+# escouade-host, escouade-plugin): they carry the ctest label `processes`, which
+# scripts/stress.sh runs again and again beside busy loops (docs/lifetimes.md).
 function(escouade_add_unit_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "PROCESSES" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
+  set(labels unit)
+  if(ARG_PROCESSES)
+    set(labels processes)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120 LABELS ${labels})
 endfunction()

@@ -26,7 +26,7 @@ if(ESCOUADE_BUILD_TESTS)
     LIBS escouade_conformance)
 
   # The real escouade-plugin binary against fixture plugins in temporary folders.
-  escouade_add_unit_test(conformance_bench_test
+  escouade_add_unit_test(conformance_bench_test PROCESSES
     SOURCES conformance/bench_test.cpp
     LIBS Boost::json escouade_base)
   target_compile_definitions(conformance_bench_test PRIVATE

@@ -19,7 +19,7 @@ if(ESCOUADE_BUILD_TESTS)
   escouade_add_unit_test(harness_test SOURCES harness/scenario_test.cpp LIBS escouade_harness)
 
   # The real escouade-plugin run, with real escouade-host and fixture plugin processes.
-  escouade_add_unit_test(harness_run_test SOURCES harness/run_test.cpp LIBS Boost::json escouade_base)
+  escouade_add_unit_test(harness_run_test PROCESSES SOURCES harness/run_test.cpp LIBS Boost::json escouade_base)
   target_compile_definitions(harness_run_test PRIVATE
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
     ESCOUADE_HOST_BINARY="$<TARGET_FILE:escouade-host>"

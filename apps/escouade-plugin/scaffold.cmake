@@ -43,5 +43,5 @@ if(ESCOUADE_BUILD_TESTS)
     ESCOUADE_CMAKE="${CMAKE_COMMAND}"
     ESCOUADE_SDK_HEADERS="${SCAFFOLD_SDK_DIR}")
   add_dependencies(scaffold_new_test escouade-plugin)
-  gtest_discover_tests(scaffold_new_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 900)
+  gtest_discover_tests(scaffold_new_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 900 LABELS build)
 endif()
