@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: the unit and integration tests with GCC, again under
 # AddressSanitizer + UBSan, again built by clang-14, then the fuzzer for a bounded time.
-# Installs what is missing first. Usage: scripts/test.sh   (ESCOUADE_FUZZ_SECONDS=60 by default)
+# Between them, the process tests again under AddressSanitizer beside busy loops (scripts/stress.sh).
+# Installs what is missing first. Usage: scripts/test.sh
+#   ESCOUADE_FUZZ_SECONDS=60 and ESCOUADE_STRESS_ROUNDS=2 by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,11 +37,22 @@ run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
   if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then failed=$((failed + 1)); fi
 }
 
+stress_rounds="${ESCOUADE_STRESS_ROUNDS:-2}"
 for preset in dev asan clang; do
   echo "== build: $preset"
   cmake --preset "$preset" >"$log_dir/configure-$preset.log"
   cmake --build --preset "$preset"
   run_ctest "$preset"
+  if [ "$preset" = asan ] && [ "$stress_rounds" -gt 0 ]; then
+    # The tests that start processes again, beside busy loops on every core: the timing of a
+    # loaded machine, which an idle CI runner never shows (docs/lifetimes.md).
+    echo "== stress: the process tests under AddressSanitizer, $stress_rounds rounds on one busy core"
+    if scripts/stress.sh --no-build --preset asan --one-core --busy 3 --runs "$stress_rounds"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  fi
 done
 
 # The release build (what the demo and the benchmarks use) must build warnings-clean too: GCC
