@@ -8,7 +8,7 @@ add_library(escouade_harness STATIC
   harness/runner.cpp
   harness/steps.cpp)
 target_include_directories(escouade_harness PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(escouade_harness PUBLIC escouade_rpc escouade_runtime escouade_protocol)
+target_link_libraries(escouade_harness PUBLIC escouade_rpc escouade_runtime escouade_protocol escouade_event_loop)
 
 target_sources(escouade-plugin PRIVATE harness/run_command.cpp)
 target_link_libraries(escouade-plugin PRIVATE escouade_harness)
