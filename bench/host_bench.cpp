@@ -181,14 +181,14 @@ void bench_cold(int starts) {
               pct(ms, 0.5), pct(ms, 0.99));
 }
 
-json::value decide_request(int i) {
-  return json::object{
+proto::DecideParams decide_request(int i) {
+  return json::value_to<proto::DecideParams>(json::value(json::object{
       {"request", json::object{{"id", "r-" + std::to_string(i)},
                                {"kind", "command"},
                                {"tool", "Bash"},
                                {"input", json::object{{"command", "npm test -- --watch=false"}}}}},
       {"project", json::object{{"id", "p1"}, {"name", "billing"}, {"private", false}}},
-      {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}}};
+      {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}}}));
 }
 
 void bench_decide(int plugins, int iterations) {
@@ -199,8 +199,8 @@ void bench_decide(int plugins, int iterations) {
   for (auto& id : ids)
     rig.call(id, "test/echo", json::object{});  // all running
   auto decide = [&](int i) {
-    std::optional<Result<host::Verdict>> out;
-    rig.host->decide(decide_request(i), [&](Result<host::Verdict> v) { out = std::move(v); });
+    std::optional<Result<policy::Verdict>> out;
+    rig.host->decide(decide_request(i), [&](Result<policy::Verdict> v) { out = std::move(v); });
     while (!out)
       rig.io.run_one();
     if (!*out || (*out)->decision != proto::DecisionDecision::allow) {
@@ -215,7 +215,7 @@ void bench_decide(int plugins, int iterations) {
     decide(i);
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
     a = Clock::now();
-    rig.call(ids[0], "permissions/decide", decide_request(i));
+    rig.call(ids[0], "permissions/decide", json::value_from(decide_request(i)));
     single.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
   }
   std::printf(

@@ -2,7 +2,8 @@
 
 // escouade-host's side of the conversation with the app: JSON-RPC 2.0 on its stdin and stdout,
 // one message per line, through the same codec and rpc session plugins are spoken to with.
-// The host/* methods are bound here onto a Host; docs/host-protocol.md describes them.
+// The host/* methods (app_methods.cpp) are bound onto a Host with the types generated from
+// schema/host-protocol-1.json; docs/host-protocol.md describes them.
 //
 // Thread: the io_context's single thread.
 

@@ -22,6 +22,7 @@
 #include "platform/process.hpp"
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
+#include "supervisor/handshake.hpp"
 
 extern char** environ;
 
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
       "on stdin and stdout (host/* methods, see docs/host-protocol.md)"};
   std::string data_dir = default_data_dir().string();
   std::string lang = "en";
-  std::string escouade_version = "2.1.1";
+  std::string escouade_version{supervisor::kEscouadeVersion};
   std::uint64_t memory_limit_mb = 1024;
   cli.add_option("--data-dir", data_dir, "Where journals are kept (plugin-logs/)")
       ->capture_default_str();

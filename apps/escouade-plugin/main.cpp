@@ -9,16 +9,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   escouade::cli::add_lint_command(app, exit_code);
-#ifdef ESCOUADE_CLI_CONFORMANCE
   escouade::cli::add_test_command(app, exit_code);
   escouade::cli::add_check_command(app, exit_code);
-#endif
-#ifdef ESCOUADE_CLI_HARNESS
   escouade::cli::add_run_command(app, exit_code);
-#endif
-#ifdef ESCOUADE_CLI_SCAFFOLD
   escouade::cli::add_new_command(app, exit_code);
-#endif
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -6,9 +6,12 @@
 #include <memory>
 #include <utility>
 
+#include "policy/audience.hpp"
+#include "protocol/default_answers.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
+#include "protocol/wire_error.hpp"
 #include "rpc/session.hpp"
 #include "services/bind.hpp"
 
@@ -20,20 +23,9 @@ using proto::ErrorCode;
 
 namespace {
 
-constexpr int kInvalidParams = static_cast<int>(ErrorCode::invalid_params);
-constexpr int kFailed = static_cast<int>(ErrorCode::failed);
+constexpr auto kInvalidParams = ErrorCode::invalid_params;
+constexpr auto kFailed = ErrorCode::failed;
 constexpr auto kShutdownWindow = std::chrono::seconds(1);  // for all plugins together
-
-Error no_such_plugin(std::string_view id) {
-  return Error{kInvalidParams, "no plugin " + std::string(id) + " is loaded"};
-}
-
-// What applies when a plugin gives no answer in time (or cannot answer: crashed, stopped), for
-// the methods the spec gives one: a permission goes to the user, as without a plugin.
-std::optional<json::value> default_answer(std::string_view method) {
-  if (method == "permissions/decide") return json::object{{"decision", "ask"}};
-  return std::nullopt;
-}
 
 std::optional<std::string> run_name(manifest::RunKind k) {
   switch (k) {
@@ -49,12 +41,11 @@ std::optional<std::string> run_name(manifest::RunKind k) {
   return std::nullopt;
 }
 
-bool names(const std::vector<manifest::EventSelector>& selectors, std::string_view fact) {
-  return std::any_of(selectors.begin(), selectors.end(),
-                     [&](const auto& s) { return s.matches(fact); });
-}
-
 }  // namespace
+
+Error no_such_plugin(std::string_view id) {
+  return Error{ErrorCode::invalid_params, "no plugin " + std::string(id) + " is loaded"};
+}
 
 std::string attached_agent(const json::value& params) {
   const json::object* o = params.if_object();
@@ -74,17 +65,17 @@ std::string attached_agent(const json::value& params) {
 }
 
 Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFactory& programs,
-           StatusListener on_status)
+           StatusListener on_status, Clock& clock)
     : executor_(std::move(executor)),
       config_(std::move(config)),
       programs_(programs),
+      clock_(clock),
       on_status_(std::move(on_status)),
       workers_(executor_, config_.worker_threads),
       settings_(config_.data_dir / "plugin-settings") {
-  services_.host = executor_;
-  services_.workers = &workers_;
-  services_.keychain = config_.keychain;
-  services_.settings = &settings_;
+  services_.secrets = {executor_, &workers_, config_.keychain};
+  services_.settings = {&workers_, &settings_};
+  services_.files = {&workers_};
 }
 
 Host::~Host() {
@@ -114,11 +105,11 @@ supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m
   supervisor::SupervisorConfig c;
   c.id = m.id;
   c.version = m.version;
-  // Processes only for now; run.js and run.wasm come with the sandbox.
-  c.runnable = m.run.kind == manifest::RunKind::command && !m.activation.empty();
-  c.program.plugin_id = m.id;
-  c.program.folder = m.folder;
-  c.program.command = m.run.command;
+  auto [spec, runs] = runtime::program_of(m);
+  c.program = std::move(spec);
+  // Declarative plugins, plugins with no activation and kinds no factory runs here never start:
+  // calls to them get their default answers.
+  c.runnable = runs && !m.activation.empty() && programs_.runs(c.program.kind);
   for (const auto& kv : config_.base_env) {
     if (kv.rfind("ESCOUADE_", 0) != 0) c.program.env.push_back(kv);
   }
@@ -127,9 +118,6 @@ supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m
   c.program.env.push_back("ESCOUADE_VERSION=" + config_.escouade_version);
   c.escouade_version = config_.escouade_version;
   c.lang = config_.lang;
-  // Batches both ways, secrets/get, settings/get, log, attachments given again after a restart.
-  c.capabilities = json::object{
-      {"batch", true}, {"secrets", true}, {"settings", true}, {"log", true}, {"attach", true}};
   c.memory_limit_bytes = config_.memory_limit_mb * 1024 * 1024;
   c.memory_period = config_.memory_period;
   return c;
@@ -158,7 +146,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
   p->journal->info("loaded: version " + p->manifest.version + " from " +
                    p->manifest.folder.string());
   p->supervisor = std::make_unique<supervisor::Supervisor>(
-      executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_);
+      executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_, clock_);
   serve(*p);
 
   Loaded out;
@@ -176,9 +164,10 @@ void Host::serve(Plugin& p) {
   p.served->journal = p.journal;
   p.served->masker = p.masker;
   update_project_folders(p);
-  p.supervisor->set_binder([this, served = p.served](rpc::Session& session) {
-    services::bind_services(session, services_, served);
-  });
+  p.supervisor->set_binder(
+      [this, served = p.served](rpc::Session& session, services::RunScope& run) {
+        services::bind_services(session, run, services_, served);
+      });
 }
 
 void Host::update_project_folders(Plugin& p) {
@@ -236,21 +225,21 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
   std::vector<std::string> delivered;
   for (const auto& id : load_order_) {
     Plugin& p = *plugins_.at(id);
-    if (p.projects.empty()) continue;
-    if (project && !p.projects.count(*project)) continue;  // not on for that project
-    const bool activates = names(p.manifest.activation, fact_name);
-    const bool hears = names(p.manifest.permissions.events, fact_name);
+    const policy::OnFor on{!p.projects.empty(), project && p.projects.count(*project) > 0};
+    const auto [hears, activates] =
+        policy::fact_audience(p.manifest, on, fact_name, project.has_value());
     if (!hears) {
-      // Only the facts of its permissions.events reach it; one of its activation starts it.
       if (activates) p.supervisor->activate();
       continue;
     }
     if (!line) {
-      auto encoded = proto::encode_notification("events/fact", fact);
+      auto encoded = proto::encode_notification(proto::method::EventsFact::kName, fact);
       if (!encoded) return Error{kInvalidParams, "fact: " + encoded.error().message};
       line = std::make_shared<const std::string>(std::move(*encoded));
     }
-    if (p.supervisor->notify_encoded("events/fact", line, activates)) delivered.push_back(id);
+    if (p.supervisor->notify_encoded(std::string(proto::method::EventsFact::kName), line,
+                                     activates))
+      delivered.push_back(id);
   }
   return delivered;
 }
@@ -266,7 +255,7 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
   auto finish = [done = std::move(done), plugin = std::string(id), method, delay, this,
                  host = lifeline_.token()](rpc::CallOutcome o) {
     if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
-      if (auto fallback = default_answer(method)) {
+      if (auto fallback = proto::default_result(method)) {
         done(std::move(*fallback));
         return;
       }
@@ -276,7 +265,7 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
         done(std::move(o.result));
         return;
       case rpc::CallOutcome::Kind::error:
-        done(Error{o.error.code, o.error.message});
+        done(Error{proto::peer_error(o.error.code), o.error.message});
         return;
       case rpc::CallOutcome::Kind::timeout:
         done(
@@ -289,7 +278,7 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
         host ? plugin + " " + unanswered_because(plugin) : plugin + " is closing with the host";
     done(Error{kFailed, method + ": not answered: " + why});
   };
-  if (method == "agent/attach" && params) {
+  if (method == supervisor::kAttachMethod && params) {
     const std::string agent = attached_agent(*params);  // before params is moved from
     p->supervisor->attach(agent, std::move(*params), std::move(finish));
     return;
@@ -336,7 +325,7 @@ Result<std::vector<std::string>> Host::journal(std::string_view id, std::size_t 
 }
 
 void Host::shutdown(std::function<void()> done) {
-  const auto deadline = std::chrono::steady_clock::now() + kShutdownWindow;
+  const auto deadline = clock_.now() + kShutdownWindow;
   auto left = std::make_shared<std::size_t>(plugins_.size() + 1);
   auto one_done = [left, done = std::move(done)]() {
     if (--*left == 0 && done) done();

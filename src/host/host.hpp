@@ -20,13 +20,14 @@
 
 #include "base/lifeline.hpp"
 #include "base/result.hpp"
-#include "host/decision.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "policy/decisions.hpp"
 #include "runtime/program.hpp"
 #include "services/context.hpp"
 #include "services/settings.hpp"
+#include "supervisor/handshake.hpp"
 #include "supervisor/supervisor.hpp"
 
 namespace escouade::platform {
@@ -37,7 +38,7 @@ namespace escouade::host {
 
 struct HostConfig {
   std::filesystem::path data_dir;  // journals in <data dir>/plugin-logs
-  std::string escouade_version = "2.1.1";
+  std::string escouade_version{supervisor::kEscouadeVersion};
   std::string lang = "en";
   std::uint64_t memory_limit_mb = 1024;
   std::chrono::milliseconds memory_period{2000};
@@ -72,11 +73,13 @@ class Host {
  public:
   using StatusListener = std::function<void(const supervisor::Status&)>;
   using CallDone = std::function<void(Result<boost::json::value>)>;
-  using DecideDone = std::function<void(Result<Verdict>)>;
+  using DecideDone = std::function<void(Result<policy::Verdict>)>;
   using Done = std::function<void(Result<void>)>;
 
+  // `programs` makes each plugin's program by its kind (runtime::ProgramRouter); it and `clock`,
+  // which keeps every delay, outlive the host.
   Host(boost::asio::any_io_executor executor, HostConfig config, runtime::ProgramFactory& programs,
-       StatusListener on_status);
+       StatusListener on_status, Clock& clock = steady_clock());
   ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
@@ -105,9 +108,9 @@ class Host {
 
   // A permission request (DecideParams) asked of each plugin that declares permissions.decide
   // and is on for its project, all at once, each within the delay of permissions/decide
-  // (500 ms): `done` gets their combined verdict (decision.hpp) within the delay, however many
-  // take part. Params that do not hold: invalidParams, naming the field.
-  void decide(const boost::json::value& params, DecideDone done);
+  // (500 ms): `done` gets their combined verdict (policy/decisions.hpp) within the delay,
+  // however many take part.
+  void decide(const proto::DecideParams& request, DecideDone done);
 
   // The app keeps or forgets a plugin's secret (`key`, one its permissions.secrets grant) in the
   // keychain, as plugin:<id>:<key>. `done` on the host's thread: -32602 for an unknown plugin or
@@ -143,9 +146,6 @@ class Host {
   const Plugin* find(std::string_view id) const;
   void serve(Plugin& p);
   void update_project_folders(Plugin& p);
-  void keychain_work(std::string_view id, const std::string& key, std::string what,
-                     std::function<Result<void>(platform::Keychain&, const std::string&)> work,
-                     Done done);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
   // Why a call to the plugin got no answer (its state and reason now), after its id: "is
   // stopped: stopped after 4 crashes within 5 minutes".
@@ -154,6 +154,7 @@ class Host {
   boost::asio::any_io_executor executor_;
   HostConfig config_;
   runtime::ProgramFactory& programs_;
+  Clock& clock_;
   StatusListener on_status_;
   services::Workers workers_;
   services::SettingsStore settings_;
@@ -164,6 +165,9 @@ class Host {
   // host itself is being destroyed (docs/lifetimes.md).
   Lifeline lifeline_;
 };
+
+// The error for an id no plugin loaded has: invalidParams.
+Error no_such_plugin(std::string_view id);
 
 // Where an agent/attach call is about: its params' "agent" (a string, or an object's "id"),
 // else its "key". Empty when it names none.

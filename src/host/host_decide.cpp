@@ -1,10 +1,13 @@
 // Host::decide: one permission request, asked of every deciding plugin at once.
 
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 #include <memory>
 
+#include "base/quote.hpp"
 #include "host/host.hpp"
+#include "policy/audience.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
@@ -13,43 +16,31 @@ namespace escouade::host {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+using policy::Vote;
 
 namespace {
 
 // The decision under way: one slot per plugin asked, filled by its answer or by the delay.
 struct Pending {
-  Pending(asio::any_io_executor ex, Host::DecideDone d)
-      : timer(std::move(ex)), done(std::move(d)) {}
+  Pending(std::unique_ptr<Timer> t, Host::DecideDone d) : timer(std::move(t)), done(std::move(d)) {}
   std::vector<Vote> votes;
   std::vector<bool> filled;
   std::size_t left = 0;
   bool finished = false;
-  asio::steady_timer timer;
+  std::unique_ptr<Timer> timer;
   Host::DecideDone done;
 
   void finish() {
     if (finished) return;
     finished = true;
-    timer.cancel();
+    timer->cancel();
     for (std::size_t i = 0; i < votes.size(); ++i) {
       if (!filled[i]) votes[i].kind = Vote::Kind::timeout;
     }
     auto d = std::move(done);
-    d(combine(std::move(votes)));
+    d(policy::combine(std::move(votes)));
   }
 };
-
-Vote::Kind kind_of(proto::DecisionDecision d) {
-  switch (d) {
-    case proto::DecisionDecision::allow:
-      return Vote::Kind::allow;
-    case proto::DecisionDecision::deny:
-      return Vote::Kind::deny;
-    case proto::DecisionDecision::ask:
-      break;
-  }
-  return Vote::Kind::ask;
-}
 
 // One plugin's answer as a vote; what does not hold is an error, and its journal says why.
 // `unanswered` says why a plugin that could not answer did not (Host::unanswered_because).
@@ -67,7 +58,7 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
         journal.warn("permissions/decide: " + v.reason + ": " + json::serialize(o.result));
         return v;
       }
-      v.kind = kind_of(d.decision);
+      v.kind = policy::vote_kind(d.decision);
       v.message = std::move(d.message);
       return v;
     }
@@ -88,23 +79,16 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
 
 }  // namespace
 
-void Host::decide(const json::value& params, DecideDone done) {
-  proto::DecideParams request;
-  proto::ReadContext ctx;
-  if (!proto::read_value(params, request, ctx)) {
-    asio::post(executor_, [done = std::move(done), e = ctx.message("params")] {
-      done(Error{static_cast<int>(proto::ErrorCode::invalid_params), e});
-    });
-    return;
-  }
+void Host::decide(const proto::DecideParams& request, DecideDone done) {
+  const json::value params = json::value_from(request);  // encoded once for every plugin asked
   const auto delay = std::chrono::milliseconds(proto::method::PermissionsDecide::kTimeoutMs);
-  auto pending = std::make_shared<Pending>(executor_, std::move(done));
+  auto pending = std::make_shared<Pending>(clock_.make_timer(executor_), std::move(done));
   std::vector<Plugin*> asked;
   for (const auto& id : load_order_) {
     Plugin& p = *plugins_.at(id);
-    // Only plugins on for the request's project hear of it: a private project's requests
-    // reach no other.
-    if (p.manifest.permissions.decide && p.projects.count(request.project.id)) asked.push_back(&p);
+    if (policy::asked_to_decide(p.manifest, p.projects.count(request.project.id) > 0)) {
+      asked.push_back(&p);
+    }
   }
   pending->votes.resize(asked.size());
   pending->filled.assign(asked.size(), false);
@@ -114,17 +98,16 @@ void Host::decide(const json::value& params, DecideDone done) {
     return;
   }
   // The whole decision ends with the delay, whatever each plugin does.
-  pending->timer.expires_after(delay);
-  pending->timer.async_wait([pending](const boost::system::error_code& ec) {
-    if (!ec) pending->finish();
+  pending->timer->wait_until(clock_.now() + delay, [pending](bool fired) {
+    if (fired) pending->finish();
   });
   for (std::size_t i = 0; i < asked.size(); ++i) {
     Plugin& p = *asked[i];
     pending->votes[i].id = p.manifest.id;
     p.supervisor->call(
-        "permissions/decide", params, delay,
+        std::string(proto::method::PermissionsDecide::kName), params, delay,
         [pending, i, id = p.manifest.id, journal = p.journal, this, host = lifeline_.token(),
-         what = "permissions/decide " + json::serialize(json::string(request.request.id)) + " (" +
+         what = "permissions/decide " + quote_name(request.request.id) + " (" +
                 request.request.kind + ")"](rpc::CallOutcome o) {
           if (pending->finished) return;  // too late: counted as a timeout already
           pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {

@@ -13,7 +13,7 @@
 #include <system_error>
 #include <utility>
 
-#include "journal/escape.hpp"
+#include "base/quote.hpp"
 
 namespace escouade {
 namespace {

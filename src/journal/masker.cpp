@@ -10,8 +10,6 @@ namespace {
 // How many times a text is decoded: a secret in a JSON string, and in a JSON string written
 // inside another one.
 constexpr std::size_t kDecodeLevels = 2;
-// The most bytes one decoded byte comes from at one level: `\u0041` for `A`.
-constexpr std::size_t kMaxEscapeBytes = 6;
 
 // The dense part of the automaton holds at most this many transitions (1 MiB); states past it,
 // deep in long secrets, keep only their own edges and fall back through their failure links.
@@ -358,13 +356,6 @@ void Masker::add(std::string_view secret) {
   matcher_.reset();
 }
 
-std::size_t Masker::longest() const noexcept {
-  std::size_t factor = 1;
-  for (std::size_t level = 0; level < kDecodeLevels; ++level)
-    factor *= kMaxEscapeBytes;
-  return longest_secret_ * factor;
-}
-
 void Masker::ensure_matcher() const {
   if (!matcher_) matcher_ = std::make_unique<Matcher>(secrets_);
 }
@@ -378,25 +369,6 @@ Masker::Span Masker::text_span(std::size_t level, std::size_t first, std::size_t
     first = span.begin;
     last = span.end - 1;
   }
-}
-
-Masker::Span Masker::escape_around(std::size_t level, std::size_t at) const {
-  const auto& runs = levels_[level].runs;
-  auto run_text_span = [&](std::size_t k) {
-    const std::size_t last =
-        (k + 1 < runs.size() ? runs[k + 1].at : levels_[level].bytes.size()) - 1;
-    return text_span(level, runs[k].at, last);
-  };
-  std::size_t low = 0;  // the first run that ends past `at`, by bisection: spans grow with k
-  for (std::size_t high = runs.size(); low < high;) {
-    const std::size_t mid = low + (high - low) / 2;
-    if (run_text_span(mid).end <= at)
-      low = mid + 1;
-    else
-      high = mid;
-  }
-  if (low == runs.size() || runs[low].literal) return {at, at};
-  return run_text_span(low);
 }
 
 void Masker::scan_near_escapes(std::size_t level) const {
@@ -473,65 +445,6 @@ void Masker::mask(std::string& text) const {
   }
   rewritten_.append(text, at);
   text.swap(rewritten_);
-}
-
-std::size_t Masker::start_covering_cut(std::size_t cut) const {
-  const Span* across = nullptr;  // of the occurrences across the cut, the one that ends last
-  std::size_t end_from_cut = 0;  // where the occurrences that start at the cut end, at the most
-  for (const Span& span : found_) {
-    if (span.begin > cut) break;
-    if (span.begin == cut)
-      end_from_cut = std::max(end_from_cut, span.end);
-    else if (span.end > cut && (across == nullptr || span.end > across->end))
-      across = &span;
-  }
-  if (across == nullptr || end_from_cut >= across->end) return cut;
-  return across->begin;
-}
-
-std::string Masker::mask_piece(std::string& carry, std::string_view piece) const {
-  carry.append(piece);
-  std::string written;
-  if (secrets_.empty()) {
-    written.swap(carry);
-    return written;
-  }
-  ensure_matcher();
-  const std::size_t decoded = find(carry);
-
-  // An occurrence that goes on past `carry` spans at most longest() bytes, so it starts in the
-  // last longest() - 1 of them: those stay, and are read again with the next piece. The cut then
-  // moves back off a UTF-8 character, and until what stays is read next time as in the whole
-  // line: no escape cut in two, and any occurrence it cuts ends inside one that starts at the cut.
-  // A run of overlapping occurrences may be cut (masked on both sides); the moves stop
-  // 4 × longest() bytes from the end, so that `carry` stays bounded whatever the text.
-  const std::size_t reach = longest();
-  const std::size_t size = carry.size();
-  const std::size_t floor = size > 4 * reach ? size - 4 * reach : 0;
-  std::size_t cut = size > reach - 1 ? size - (reach - 1) : 0;
-  for (int k = 0; k < 3 && cut > 0 && (static_cast<unsigned char>(carry[cut]) & 0xC0) == 0x80; ++k)
-    --cut;
-  for (std::size_t before = size; cut != before && cut > floor;) {
-    before = cut;
-    cut = start_covering_cut(cut);
-    for (std::size_t level = 0; level < decoded; ++level) {
-      const Span escape = escape_around(level, cut);
-      if (escape.begin < cut) cut = escape.begin;
-    }
-  }
-  cut = std::max(cut, floor);
-
-  merge_found();
-  std::size_t at = 0;
-  for (const Span& span : found_) {
-    if (span.begin >= cut) break;
-    written.append(carry, at, span.begin - at);
-    written.append(kMask);
-    at = std::min(span.end, cut);
-  }
-  written.append(carry, at, cut - at);
-  carry.erase(0, cut);
-  return written;
 }
 
 }  // namespace escouade

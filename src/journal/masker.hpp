@@ -42,22 +42,8 @@ class Masker {
   // kMask. Without a known secret, returns at once. Text is bytes: invalid UTF-8 is matched too.
   void mask(std::string& text) const;
 
-  // For a line that reaches the caller in pieces (the stderr reader cuts a long line every
-  // 16 KiB): appends `piece` to `carry`, then returns the masked start of `carry` that no secret
-  // continuing into a later piece can touch, and keeps the rest in `carry` (at most
-  // 4 × longest() bytes; within that bound, never cut inside an escape, a UTF-8 character or an
-  // occurrence that would then go unseen). The caller starts with an empty `carry`, calls this
-  // for each cut piece, and journals `carry` followed by the line's last piece as one text through
-  // mask().
-  std::string mask_piece(std::string& carry, std::string_view piece) const;
-
   // How many distinct secrets are known.
   std::size_t size() const noexcept { return secrets_.size(); }
-
-  // The most bytes one occurrence of any form of any known secret can span in a text (each byte
-  // of a secret takes at most 6 bytes per level of escaping, and two levels are read); 0 without a
-  // secret. A caller that cuts a text may keep this many bytes minus one as an overlap.
-  std::size_t longest() const noexcept;
 
  private:
   class Matcher;  // the automaton over the secrets' bytes, defined in masker.cpp
@@ -87,24 +73,17 @@ class Masker {
   std::size_t find(std::string_view text) const;
   // Sorts found_ and merges its overlapping spans.
   void merge_found() const;
-  // Where to cut a text before `cut` so that every occurrence in found_ (sorted, not merged) that
-  // the cut crosses ends inside one that starts at the cut: `cut` itself when it is so already,
-  // else the start of the occurrence across it that ends last.
-  std::size_t start_covering_cut(std::size_t cut) const;
   // Adds to found_ the occurrences in levels_[level] that hold an escape of that level: it scans
   // only the bytes near one. The others are the previous level's, found there.
   void scan_near_escapes(std::size_t level) const;
   // The span of the original text that bytes [first, last] of levels_[level] come from.
   Span text_span(std::size_t level, std::size_t first, std::size_t last) const;
-  // The span of the original text of the escape of levels_[level] that holds byte `at` of the
-  // text, or an empty span at `at` when that byte is no escape's.
-  Span escape_around(std::size_t level, std::size_t at) const;
   void ensure_matcher() const;
 
   std::unordered_set<std::string> secrets_;
   std::size_t longest_secret_ = 0;
 
-  // Built lazily by mask() and mask_piece(); null when out of date.
+  // Built lazily by mask(); null when out of date.
   mutable std::unique_ptr<Matcher> matcher_;
   // Scratch kept between calls so a line costs no allocation once the sizes are reached.
   mutable std::vector<Span> found_;

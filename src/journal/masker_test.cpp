@@ -34,7 +34,6 @@ const std::string kTricky = "pa\"ss\\word/\xC3\xA9";
 TEST(MaskerTest, WithoutASecretLeavesTheTextAsItIs) {
   Masker masker;
   EXPECT_EQ(masker.size(), 0u);
-  EXPECT_EQ(masker.longest(), 0u);
   EXPECT_EQ(masked(masker, "token=abc \\u0041 \xFF"), "token=abc \\u0041 \xFF");
 }
 
@@ -178,13 +177,6 @@ TEST(MaskerTest, MasksALineAssembledFromTwoWrites) {
   EXPECT_EQ(masked(masker, line), R"(stderr: {"auth":")" + kBullets + R"("})");
 }
 
-TEST(MaskerTest, LongestBoundsTwoLevelsOfEscapes) {
-  Masker masker;
-  masker.add("abc");
-  masker.add("a-longer-one");
-  EXPECT_EQ(masker.longest(), 12u * 36u);
-}
-
 // Agrees with a plain search for every secret when no escape is involved. The last settings
 // have enough long secrets over many byte values that most states of the automaton are past its
 // dense rows; in the very last, secrets and texts are cut from one random text, so that partial
@@ -253,76 +245,6 @@ TEST(MaskerTest, AgreesWithAPlainSearch) {
       ASSERT_EQ(masked(masker, text), expected) << text;
     }
   }
-}
-
-// A line cut into 16 KiB pieces, with occurrences across the cuts and across where mask_piece
-// first means to cut, at every offset near them, over two backgrounds: stray backslashes, and
-// nothing but backslashes, where a cut between the two of a pair would change what follows.
-TEST(MaskerTest, MaskPieceGivesWhatMaskGivesTheWholeLine) {
-  Masker masker;
-  masker.add(kTricky);
-  masker.add("plain-secret-0123");
-  masker.add("\"quoted\"");
-  const std::vector<std::string> planted = {kTricky, R"(pa\"ss\\word\/\u00E9)",
-                                            R"(pa\\\"ss\\\\word/\\u00e9)", "plain-secret-0123",
-                                            R"(\"quoted\")"};
-  constexpr std::size_t kPiece = 16 * 1024;
-  const std::size_t first_cut = kPiece - (masker.longest() - 1);
-  for (const char background : {'x', '\\'}) {
-    for (const std::string& form : planted) {
-      for (std::size_t offset = 0; offset <= form.size() + 1; ++offset) {
-        std::string line(40 * 1024, background);
-        for (std::size_t k = 0; k < line.size(); k += 97)
-          line[k] = '\\';
-        for (const std::size_t at : {first_cut, kPiece, 2 * kPiece})
-          line.replace(at - offset, form.size(), form);
-
-        std::string carry;
-        std::string joined;
-        std::size_t at = 0;
-        for (; line.size() - at > kPiece; at += kPiece)
-          joined += masker.mask_piece(carry, std::string_view(line).substr(at, kPiece));
-        EXPECT_LE(carry.size(), 4 * masker.longest());
-        std::string last = carry + line.substr(at);
-        masker.mask(last);
-        joined += last;
-
-        ASSERT_EQ(joined, masked(masker, line)) << form << " at " << offset;
-        EXPECT_THAT(joined, Not(HasSubstr("word")));
-      }
-    }
-  }
-}
-
-// Overlapping occurrences all along a line make one run that mask_piece cuts (masking both
-// sides) instead of keeping the whole line.
-TEST(MaskerTest, MaskPieceKeepsLittleOfARunOfOccurrences) {
-  Masker masker;
-  masker.add("aa");
-  masker.add("ab");
-  const std::string line = std::string(40 * 1024, 'a') + "b";
-  std::string carry;
-  std::string joined;
-  for (std::size_t at = 0; at < 32 * 1024; at += 16 * 1024) {
-    joined += masker.mask_piece(carry, std::string_view(line).substr(at, 16 * 1024));
-    EXPECT_LE(carry.size(), 4 * masker.longest());
-  }
-  std::string last = carry + line.substr(32 * 1024);
-  masker.mask(last);
-  joined += last;
-  EXPECT_EQ(joined, kBullets + kBullets + kBullets);
-}
-
-TEST(MaskerTest, MaskPieceNeverCutsACharacter) {
-  Masker masker;
-  masker.add("unrelated-secret");
-  std::string carry;
-  // 16 bytes: an overlap of 16 * 36 - 1 = 575 bytes puts the cut after the first byte of the
-  // first é; it moves back before it.
-  const std::string piece =
-      std::string(1000, 'a') + "\xC3\xA9\xC3\xA9\xC3\xA9" + std::string(570, 'b');
-  EXPECT_EQ(masker.mask_piece(carry, piece), std::string(1000, 'a'));
-  EXPECT_EQ(carry, piece.substr(1000));
 }
 
 // The journal, wired as the host wires it, writes and keeps no form of the secret.

@@ -196,7 +196,7 @@ std::string shown(const json::value& value) {
 }
 
 Error refusal(std::string message) {
-  return Error{static_cast<int>(proto::ErrorCode::invalid_params), std::move(message)};
+  return Error{proto::ErrorCode::invalid_params, std::move(message)};
 }
 
 std::optional<std::string> explain_field(const json::value& doc, const FieldPath& path) {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/temp_dir.hpp"
+#include "protocol/gen/errors.hpp"
 
 namespace escouade::manifest {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr int kInvalidParams = -32602;
+constexpr auto kInvalidParams = proto::ErrorCode::invalid_params;
 
 struct TempDir : escouade::TempDir {
   TempDir() : escouade::TempDir("escouade-manifest") {}

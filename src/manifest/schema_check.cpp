@@ -237,7 +237,7 @@ std::string word(const std::vector<std::string>& context, std::string_view descr
 Result<void> check_schema(const json::value& doc) {
   const CompiledSchema& compiled = compiled_schema();
   if (!compiled.schema) {
-    return Error{static_cast<int>(proto::ErrorCode::internal),
+    return Error{proto::ErrorCode::internal,
                  "schema/manifest-1.json as embedded does not load: " + compiled.load_error};
   }
   valijson::Validator validator;
@@ -246,7 +246,7 @@ Result<void> check_schema(const json::value& doc) {
   try {
     if (validator.validate(*compiled.schema, target, &results)) return {};
   } catch (const std::exception& e) {
-    return Error{static_cast<int>(proto::ErrorCode::internal),
+    return Error{proto::ErrorCode::internal,
                  std::string("the manifest's schema check failed: ") + e.what()};
   }
   // The deepest error says the most precisely what was wrong.

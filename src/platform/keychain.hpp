@@ -7,9 +7,10 @@
 // Thread: every call blocks (D-Bus, disk); the host makes them from its worker pool, never from
 // its own thread. Each backend is safe to call from several threads at once.
 //
-// Errors: code -32002 (the protocol's "keychain out of reach") with a sentence for the journal
-// that names the secret, never its value; -32602 for an empty name or a value that is not UTF-8
-// text, refused before anything is touched. docs/keychain.md says how each backend keeps a secret.
+// Errors (platform/errors.hpp): Errc::unreachable with a sentence for the journal that names the
+// secret, never its value; Errc::invalid_argument for an empty name or a value that is not UTF-8
+// text, refused before anything is touched. services/secrets.cpp maps them to the protocol's
+// codes. docs/keychain.md says how each backend keeps a secret.
 
 #include <filesystem>
 #include <memory>

@@ -14,17 +14,18 @@
 #include <mutex>
 #include <system_error>
 
+#include "base/os_message.hpp"
 #include "base/utf8.hpp"
+#include "platform/errors.hpp"
 #include "platform/keychain.hpp"
 #include "platform/unique_fd.hpp"
 
 namespace escouade::platform {
 namespace {
 
-// The protocol's "keychain out of reach" and "parameters that do not hold" (this folder cannot
-// include src/protocol).
-constexpr int kKeychainError = -32002;
-constexpr int kInvalidParams = -32602;
+// The keychain cannot be reached; what was given cannot be kept (platform/errors.hpp).
+constexpr Errc kUnreachable = Errc::unreachable;
+constexpr Errc kCannotKeep = Errc::invalid_argument;
 
 bool kept_as_is(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -48,17 +49,13 @@ std::string file_name_of(const std::string& name) {
   return out;
 }
 
-std::string os_reason(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
-
 Result<void> write_all(int fd, const std::string& bytes) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(kKeychainError, os_reason(errno));
+      return make_error(kUnreachable, os_message(errno));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -72,14 +69,14 @@ class FileKeychain final : public Keychain {
   }
 
   Result<std::optional<std::string>> get(const std::string& name) override {
-    if (name.empty()) return make_error(kInvalidParams, "a keychain name is never empty");
+    if (name.empty()) return make_error(kCannotKeep, "a keychain name is never empty");
     std::lock_guard hold(lock_);
     const std::filesystem::path file = dir_ / file_name_of(name);
     UniqueFd fd{::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
     if (!fd) {
       if (errno == ENOENT) return std::optional<std::string>{};
-      return make_error(kKeychainError, "the file store cannot read the secret " + name + " in " +
-                                            dir_.string() + ": " + os_reason(errno));
+      return make_error(kUnreachable, "the file store cannot read the secret " + name + " in " +
+                                          dir_.string() + ": " + os_message(errno));
     }
     std::string value;
     char buffer[4096];
@@ -88,8 +85,8 @@ class FileKeychain final : public Keychain {
       if (n == 0) break;
       if (n < 0) {
         if (errno == EINTR) continue;
-        return make_error(kKeychainError, "the file store cannot read the secret " + name + " in " +
-                                              dir_.string() + ": " + os_reason(errno));
+        return make_error(kUnreachable, "the file store cannot read the secret " + name + " in " +
+                                            dir_.string() + ": " + os_message(errno));
       }
       value.append(buffer, static_cast<std::size_t>(n));
     }
@@ -97,42 +94,42 @@ class FileKeychain final : public Keychain {
   }
 
   Result<void> set(const std::string& name, const std::string& value) override {
-    if (name.empty()) return make_error(kInvalidParams, "a keychain name is never empty");
+    if (name.empty()) return make_error(kCannotKeep, "a keychain name is never empty");
     if (!is_valid_utf8(value)) {
-      return make_error(kInvalidParams,
+      return make_error(kCannotKeep,
                         "the secret " + name + " is not UTF-8 text, which a keychain keeps");
     }
     std::lock_guard hold(lock_);
     if (auto ok = ensure_dir(); !ok) return ok.error();
     auto failed = [&](const std::string& reason) {
-      return make_error(kKeychainError, "the file store cannot keep the secret " + name + " in " +
-                                            dir_.string() + ": " + reason);
+      return make_error(kUnreachable, "the file store cannot keep the secret " + name + " in " +
+                                          dir_.string() + ": " + reason);
     };
     const std::filesystem::path file = dir_ / file_name_of(name);
     std::string temp = (dir_ / ".tmp.XXXXXX").string();
     UniqueFd fd{::mkostemp(temp.data(), O_CLOEXEC)};  // 0600
-    if (!fd) return failed(os_reason(errno));
+    if (!fd) return failed(os_message(errno));
     // Until the rename, the temporary file is ours to remove on any failure.
     auto discard = [&](const std::string& reason) {
       ::unlink(temp.c_str());
       return failed(reason);
     };
-    if (::fchmod(fd.get(), 0600) != 0) return discard(os_reason(errno));
+    if (::fchmod(fd.get(), 0600) != 0) return discard(os_message(errno));
     if (auto ok = write_all(fd.get(), value); !ok) return discard(ok.error().message);
-    if (::fsync(fd.get()) != 0) return discard(os_reason(errno));
-    if (::close(fd.release()) != 0) return discard(os_reason(errno));
-    if (::rename(temp.c_str(), file.c_str()) != 0) return discard(os_reason(errno));
+    if (::fsync(fd.get()) != 0) return discard(os_message(errno));
+    if (::close(fd.release()) != 0) return discard(os_message(errno));
+    if (::rename(temp.c_str(), file.c_str()) != 0) return discard(os_message(errno));
     sync_dir();
     return {};
   }
 
   Result<void> remove(const std::string& name) override {
-    if (name.empty()) return make_error(kInvalidParams, "a keychain name is never empty");
+    if (name.empty()) return make_error(kCannotKeep, "a keychain name is never empty");
     std::lock_guard hold(lock_);
     const std::filesystem::path file = dir_ / file_name_of(name);
     if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
-      return make_error(kKeychainError, "the file store cannot forget the secret " + name + " in " +
-                                            dir_.string() + ": " + os_reason(errno));
+      return make_error(kUnreachable, "the file store cannot forget the secret " + name + " in " +
+                                          dir_.string() + ": " + os_message(errno));
     }
     sync_dir();
     return {};
@@ -153,12 +150,12 @@ class FileKeychain final : public Keychain {
       if (::mkdir(partial.c_str(), 0700) == 0) {
         ::chmod(partial.c_str(), 0700);  // whatever the umask took away
       } else if (errno != EEXIST) {
-        return make_error(kKeychainError, "the file store cannot create its folder " +
-                                              dir_.string() + ": " + os_reason(errno));
+        return make_error(kUnreachable, "the file store cannot create its folder " + dir_.string() +
+                                            ": " + os_message(errno));
       }
     }
     if (!std::filesystem::is_directory(dir_, ec)) {
-      return make_error(kKeychainError,
+      return make_error(kUnreachable,
                         "the file store's folder " + dir_.string() + " is not a folder");
     }
     return {};

@@ -14,8 +14,9 @@
 #include <set>
 #include <thread>
 
+#include "platform/errors.hpp"
 #include "platform/keychain.hpp"
-#include "platform/keychain_test_support.hpp"
+#include "support/keychain_test_support.hpp"
 
 namespace escouade::platform {
 namespace {
@@ -117,7 +118,7 @@ TEST_F(FileKeychain, APlantedSymlinkIsNeitherReadNorWrittenThrough) {
 
   auto got = keychain_->get("plugin:x:token");
   ASSERT_FALSE(got);
-  EXPECT_EQ(got.error().code, -32002);
+  EXPECT_EQ(got.error().code, Errc::unreachable);
   EXPECT_THAT(
       got.error().message,
       HasSubstr("the file store cannot read the secret plugin:x:token in " + dir_.string()));
@@ -146,7 +147,7 @@ TEST_F(FileKeychain, AFileWhereTheFolderShouldBeGivesSentences) {
 
   auto kept = store->set("plugin:x:token", "v");
   ASSERT_FALSE(kept);
-  EXPECT_EQ(kept.error().code, -32002);
+  EXPECT_EQ(kept.error().code, Errc::unreachable);
   EXPECT_EQ(kept.error().message,
             "the file store's folder " + blocked.string() + " is not a folder");
 

@@ -11,15 +11,15 @@
 #include <string_view>
 
 #include "base/utf8.hpp"
+#include "platform/errors.hpp"
 #include "platform/keychain.hpp"
 
 namespace escouade::platform {
 namespace {
 
-// The protocol's "keychain out of reach" and "parameters that do not hold" (this folder cannot
-// include src/protocol).
-constexpr int kKeychainError = -32002;
-constexpr int kInvalidParams = -32602;
+// The keychain cannot be reached; what was given cannot be kept (platform/errors.hpp).
+constexpr Errc kUnreachable = Errc::unreachable;
+constexpr Errc kCannotKeep = Errc::invalid_argument;
 
 constexpr const char* kService = "escouade";
 
@@ -90,22 +90,21 @@ bool is_unreachable(const GError* e) {
 Error error_from(const GError* e, std::string_view doing) {
   const std::string glib = e->message != nullptr ? e->message : "no reason given";
   if (e->domain == SECRET_ERROR && e->code == SECRET_ERROR_IS_LOCKED) {
-    return make_error(kKeychainError, "the keychain is locked, so Escouade could not " +
-                                          std::string(doing) + ": " + glib);
+    return make_error(kUnreachable, "the keychain is locked, so Escouade could not " +
+                                        std::string(doing) + ": " + glib);
   }
   if (e->domain == G_DBUS_ERROR &&
       (e->code == G_DBUS_ERROR_SERVICE_UNKNOWN || e->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
-    return make_error(kKeychainError,
+    return make_error(kUnreachable,
                       "no Secret Service runs on the session bus (gnome-keyring, KWallet...), "
                       "so Escouade could not " +
                           std::string(doing) + ": " + glib);
   }
   if (is_unreachable(e)) {
-    return make_error(kKeychainError,
-                      "the Secret Service cannot be reached, so Escouade could not " +
-                          std::string(doing) + ": " + glib);
+    return make_error(kUnreachable, "the Secret Service cannot be reached, so Escouade could not " +
+                                        std::string(doing) + ": " + glib);
   }
-  return make_error(kKeychainError,
+  return make_error(kUnreachable,
                     "the Secret Service refused to " + std::string(doing) + ": " + glib);
 }
 
@@ -127,19 +126,18 @@ Result<BusPtr> session_bus(std::string_view doing) {
   BusPtr bus{g_bus_get_sync(G_BUS_TYPE_SESSION, nullptr, &raw)};
   if (!bus) {
     ErrorPtr e{raw};
-    return make_error(kKeychainError,
-                      "the Secret Service cannot be reached, so Escouade could not " +
-                          std::string(doing) + ": " +
-                          (e && e->message ? e->message : "no session bus"));
+    return make_error(kUnreachable, "the Secret Service cannot be reached, so Escouade could not " +
+                                        std::string(doing) + ": " +
+                                        (e && e->message ? e->message : "no session bus"));
   }
   g_dbus_connection_set_exit_on_close(bus.get(), FALSE);
   return bus;
 }
 
 Error locked(std::string_view doing) {
-  return make_error(kKeychainError, "the keychain is locked, so Escouade could not " +
-                                        std::string(doing) +
-                                        ": unlock it (for example by logging in again)");
+  return make_error(kUnreachable, "the keychain is locked, so Escouade could not " +
+                                      std::string(doing) +
+                                      ": unlock it (for example by logging in again)");
 }
 
 // Whether a locked item is kept under `name`, asked without unlocking anything. A lookup of a
@@ -169,9 +167,9 @@ Result<bool> locked_item_kept(GDBusConnection* bus, const std::string& name,
 
 // D-Bus carries attribute values as UTF-8 strings, and libsecret as C strings.
 Result<void> check_name(const std::string& name) {
-  if (name.empty()) return make_error(kInvalidParams, "a keychain name is never empty");
+  if (name.empty()) return make_error(kCannotKeep, "a keychain name is never empty");
   if (!is_valid_utf8(name) || name.find('\0') != std::string::npos) {
-    return make_error(kInvalidParams,
+    return make_error(kCannotKeep,
                       "the Secret Service keeps names of UTF-8 text without NUL; this one is not");
   }
   return {};
@@ -207,7 +205,7 @@ class SecretServiceKeychain final : public Keychain {
   Result<void> set(const std::string& name, const std::string& value) override {
     if (auto ok = check_name(name); !ok) return ok.error();
     if (!is_valid_utf8(value)) {
-      return make_error(kInvalidParams,
+      return make_error(kCannotKeep,
                         "the secret " + name + " is not UTF-8 text, which a keychain keeps");
     }
     const std::string doing = "keep the secret " + name;

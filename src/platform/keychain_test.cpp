@@ -15,8 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "platform/keychain_test_support.hpp"
+#include "platform/errors.hpp"
 #include "platform/process.hpp"
+#include "support/keychain_test_support.hpp"
 
 extern char** environ;
 
@@ -132,7 +133,7 @@ TEST_P(KeychainBehaviour, ATextThatIsNotUtf8IsRefusedAndNothingIsKept) {
   const std::string name = test_name("binary");
   auto kept = keychain_->set(name, std::string("\xff\xfe not text"));
   ASSERT_FALSE(kept);
-  EXPECT_EQ(kept.error().code, -32602);
+  EXPECT_EQ(kept.error().code, Errc::invalid_argument);
   EXPECT_THAT(kept.error().message, HasSubstr("is not UTF-8 text"));
   EXPECT_THAT(kept.error().message, HasSubstr(name));
   EXPECT_EQ(*keychain_->get(name), std::nullopt);
@@ -287,7 +288,7 @@ TEST_F(SecretServiceKeychain, DescribesItself) {
 TEST_F(SecretServiceKeychain, ANameThatIsNotUtf8IsRefused) {
   auto kept = keychain_->set("plugin:dev.test:\xff", "value");
   ASSERT_FALSE(kept);
-  EXPECT_EQ(kept.error().code, -32602);
+  EXPECT_EQ(kept.error().code, Errc::invalid_argument);
   EXPECT_THAT(kept.error().message, HasSubstr("UTF-8"));
 }
 
@@ -336,13 +337,15 @@ ProbeRun run_probe(const std::vector<std::string>& extra,
 TEST(SecretServiceUnreachable, EveryCallSaysTheBusCannotBeReached) {
   const ProbeRun run = run_probe({"DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/escouade-bus"});
   EXPECT_EQ(run.status, (ExitStatus{0, std::nullopt})) << run.output;
-  for (const char* line :
-       {"get error -32002 the Secret Service cannot be reached, so Escouade could not read the "
-        "secret plugin:dev.example.probe:token: ",
-        "set error -32002 the Secret Service cannot be reached, so Escouade could not keep the "
-        "secret plugin:dev.example.probe:token: ",
-        "remove error -32002 the Secret Service cannot be reached, so Escouade could not forget "
-        "the secret plugin:dev.example.probe:token: "}) {
+  for (
+      const char* line :
+      {"get error unreachable the Secret Service cannot be reached, so Escouade could not read the "
+       "secret plugin:dev.example.probe:token: ",
+       "set error unreachable the Secret Service cannot be reached, so Escouade could not keep the "
+       "secret plugin:dev.example.probe:token: ",
+       "remove error unreachable the Secret Service cannot be reached, so Escouade could not "
+       "forget "
+       "the secret plugin:dev.example.probe:token: "}) {
     EXPECT_THAT(run.output, HasSubstr(line));
   }
   EXPECT_THAT(run.output, ::testing::Not(HasSubstr("probe value")));
@@ -354,12 +357,13 @@ TEST(SecretServiceUnreachable, ABusWithoutASecretServiceSaysSo) {
   const ProbeRun run = run_probe((*bus)->child_env());
   EXPECT_EQ(run.status, (ExitStatus{0, std::nullopt})) << run.output;
   EXPECT_THAT(run.output,
-              HasSubstr("get error -32002 no Secret Service runs on the session bus "
+              HasSubstr("get error unreachable no Secret Service runs on the session bus "
                         "(gnome-keyring, KWallet...), so Escouade could not read the secret "
                         "plugin:dev.example.probe:token: "));
-  EXPECT_THAT(run.output, HasSubstr("set error -32002 no Secret Service runs on the session bus"));
   EXPECT_THAT(run.output,
-              HasSubstr("remove error -32002 no Secret Service runs on the session bus"));
+              HasSubstr("set error unreachable no Secret Service runs on the session bus"));
+  EXPECT_THAT(run.output,
+              HasSubstr("remove error unreachable no Secret Service runs on the session bus"));
 }
 
 // A locked collection and no one to unlock it: a kept secret is not taken for a missing one,
@@ -374,12 +378,14 @@ TEST(SecretServiceLocked, EveryCallSaysTheKeychainIsLocked) {
   ASSERT_TRUE(locked) << locked.error().message;
   const ProbeRun run = run_probe((*session)->child_env(), {"get", "remove", "set"});
   EXPECT_EQ(run.status, (ExitStatus{0, std::nullopt})) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("get error -32002 the keychain is locked, so Escouade could "
-                                    "not read the secret plugin:dev.example.probe:token: "));
-  EXPECT_THAT(run.output, HasSubstr("remove error -32002 the keychain is locked, so Escouade "
+  EXPECT_THAT(run.output,
+              HasSubstr("get error unreachable the keychain is locked, so Escouade could "
+                        "not read the secret plugin:dev.example.probe:token: "));
+  EXPECT_THAT(run.output, HasSubstr("remove error unreachable the keychain is locked, so Escouade "
                                     "could not forget the secret plugin:dev.example.probe:token"));
-  EXPECT_THAT(run.output, HasSubstr("set error -32002 the keychain is locked, so Escouade could "
-                                    "not keep the secret plugin:dev.example.probe:token: "));
+  EXPECT_THAT(run.output,
+              HasSubstr("set error unreachable the keychain is locked, so Escouade could "
+                        "not keep the secret plugin:dev.example.probe:token: "));
 }
 
 // What an integration test does with escouade-host: a child given child_env() uses the

@@ -13,7 +13,7 @@
 
 #include "platform/exec_path.hpp"
 #include "platform/process.hpp"
-#include "platform/test_support.hpp"
+#include "support/process_test_support.hpp"
 
 namespace escouade::platform {
 namespace {

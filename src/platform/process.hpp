@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "platform/errors.hpp"
 
 namespace escouade::platform {
 
 // The code of an Error from this folder: the operating system refused something. Callers that
-// answer a plugin pick their own code; this one is JSON-RPC's internal error.
-inline constexpr int kOsError = -32603;
+// answer a plugin pick their own code (platform/errors.hpp).
+inline constexpr Errc kOsError = Errc::os_failure;
 
 // What to start.
 struct SpawnRequest {

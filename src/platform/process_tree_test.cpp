@@ -9,7 +9,7 @@
 #include <map>
 
 #include "platform/process.hpp"
-#include "platform/test_support.hpp"
+#include "support/process_test_support.hpp"
 
 namespace escouade::platform {
 namespace {

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/os_message.hpp"
 #include "platform/os_process.hpp"
 #include "platform/reaper.hpp"
 #include "platform/unique_fd.hpp"
@@ -29,10 +30,6 @@ constexpr int kSendFlags = MSG_NOSIGNAL;  // a dead watchdog is an error, not a 
 #else
 constexpr int kSendFlags = 0;  // macOS: SO_NOSIGPIPE is set on the socket instead
 #endif
-
-std::string os_message(int error) {
-  return std::generic_category().message(error);
-}
 
 // Moves `fd` to 3 or above with FD_CLOEXEC, so that /dev/null can take 0, 1 and 2 in the
 // watchdog and no child of the host inherits it.

@@ -15,7 +15,7 @@
 
 #include "platform/process.hpp"
 #include "platform/process_tree.hpp"
-#include "platform/test_support.hpp"
+#include "support/process_test_support.hpp"
 
 namespace escouade::platform {
 namespace {

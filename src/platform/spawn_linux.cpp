@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "base/os_message.hpp"
 #include "platform/exec_path.hpp"
 #include "platform/os_process.hpp"
 #include "platform/posix_util.hpp"
@@ -101,10 +102,6 @@ struct ChildPlan {
     }
   }
   report_and_exit(plan.report_write, ChildFailure::kExec, refused ? EACCES : error);
-}
-
-std::string os_message(int error) {
-  return std::generic_category().message(error);
 }
 
 Error cannot_start(const std::string& program, const std::string& why) {

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/os_message.hpp"
 #include "platform/exec_path.hpp"
 #include "platform/posix_util.hpp"
 #include "platform/process.hpp"
@@ -28,10 +29,6 @@
 
 namespace escouade::platform {
 namespace {
-
-std::string os_message(int error) {
-  return std::generic_category().message(error);
-}
 
 Error cannot_start(const std::string& program, const std::string& why) {
   return make_error(kOsError, "cannot start " + program + ": " + why);

@@ -12,11 +12,11 @@ namespace escouade::policy {
 namespace {
 
 Error invalid(std::string reason) {
-  return make_error(static_cast<int>(proto::ErrorCode::invalid_params), std::move(reason));
+  return make_error(proto::ErrorCode::invalid_params, std::move(reason));
 }
 
 Error refused(std::string reason) {
-  return make_error(static_cast<int>(proto::ErrorCode::refused), std::move(reason));
+  return make_error(proto::ErrorCode::refused, std::move(reason));
 }
 
 bool is_ascii_letter(char c) {

@@ -5,18 +5,20 @@
 #include <ostream>
 #include <string>
 
+#include "protocol/gen/errors.hpp"
+
 namespace escouade::policy {
 namespace {
 
-constexpr int kInvalid = -32602;
-constexpr int kRefused = -32003;
+constexpr auto kInvalid = proto::ErrorCode::invalid_params;
+constexpr auto kRefused = proto::ErrorCode::refused;
 
 struct PathCase {
   const char* name;
   std::string path;
   // Empty: the path is accepted.
   std::string reason;
-  int code = 0;
+  proto::ErrorCode code = proto::ErrorCode::internal;  // when refused
   std::vector<std::string> parts = {};
 };
 
@@ -25,10 +27,10 @@ void PrintTo(const PathCase& c, std::ostream* out) {
 }
 
 PathCase ok(const char* name, std::string path, std::vector<std::string> parts) {
-  return PathCase{name, std::move(path), "", 0, std::move(parts)};
+  return PathCase{name, std::move(path), "", proto::ErrorCode::internal, std::move(parts)};
 }
 
-PathCase no(const char* name, std::string path, int code, std::string reason) {
+PathCase no(const char* name, std::string path, proto::ErrorCode code, std::string reason) {
   return PathCase{name, std::move(path), std::move(reason), code};
 }
 

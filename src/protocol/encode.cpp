@@ -41,10 +41,10 @@ Result<std::string> finish_line(std::string out) {
   // The serializer escapes control characters; this check keeps that promise whatever
   // a future writer does.
   if (std::memchr(out.data(), '\n', out.size()) || std::memchr(out.data(), '\r', out.size())) {
-    return Error{static_cast<int>(ErrorCode::internal), "a message would hold a raw line break"};
+    return Error{ErrorCode::internal, "a message would hold a raw line break"};
   }
   if (!is_valid_utf8(out)) {
-    return Error{static_cast<int>(ErrorCode::internal),
+    return Error{ErrorCode::internal,
                  "a message holds text that is not valid UTF-8; it was not sent"};
   }
   out += '\n';
@@ -112,7 +112,7 @@ Result<std::string> encode_notification(std::string_view method, const json::val
 
 Result<std::string> encode_batch(std::span<const Message> messages) {
   if (messages.empty()) {
-    return Error{static_cast<int>(ErrorCode::internal), "an empty batch is never sent"};
+    return Error{ErrorCode::internal, "an empty batch is never sent"};
   }
   std::string out = "[";
   for (std::size_t i = 0; i < messages.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/decode.hpp"
+#include "protocol/gen/errors.hpp"
 
 namespace escouade::proto {
 namespace {
@@ -55,7 +56,7 @@ TEST(Encode, LineBreaksInTextAreEscaped) {
 TEST(Encode, InvalidUtf8IsRefused) {
   auto bad_params = encode(Message::notification("log", json::value({{"m", "\xC3"}})));
   ASSERT_FALSE(bad_params);
-  EXPECT_EQ(bad_params.error().code, -32603);
+  EXPECT_EQ(bad_params.error().code, ErrorCode::internal);
   EXPECT_NE(bad_params.error().message.find("UTF-8"), std::string::npos);
   EXPECT_FALSE(encode(Message::request(1, "bad\xFF")));
   EXPECT_FALSE(encode(Message::error_response(1, 1, "\xED\xA0\x80")));  // a surrogate

@@ -118,6 +118,11 @@ bool read_value(const json::value& v, std::nullptr_t& out, ReadContext& ctx) {
   return true;
 }
 
+bool read_value(const json::value& v, json::value& out, ReadContext&) {
+  out = v;
+  return true;
+}
+
 bool read_value(const json::value& v, json::object& out, ReadContext& ctx) {
   const auto* o = v.if_object();
   if (!o) return ctx.wrong_type("an object", v);

@@ -56,6 +56,19 @@ bool read_value(const boost::json::value& v, std::nullptr_t& out, ReadContext& c
 bool read_value(const boost::json::value& v, boost::json::object& out, ReadContext& ctx);
 bool read_value(const boost::json::value& v, Scalar& out, ReadContext& ctx);
 
+// Any JSON value, as it came (a plugin's params or result passed on by the host).
+bool read_value(const boost::json::value& v, boost::json::value& out, ReadContext& ctx);
+
+// A string, or another value of another JSON kind (an object): "a project or its id".
+template <class T>
+bool read_value(const boost::json::value& v, std::variant<std::string, T>& out, ReadContext& ctx) {
+  if (v.is_string()) {
+    out.template emplace<std::string>(v.get_string());
+    return true;
+  }
+  return read_value(v, out.template emplace<T>(), ctx);
+}
+
 // For a method whose params or result may be null: null is std::nullopt.
 template <class T>
 bool read_value(const boost::json::value& v, std::optional<T>& out, ReadContext& ctx) {

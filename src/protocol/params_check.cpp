@@ -5,7 +5,7 @@
 namespace escouade::proto {
 
 namespace {
-constexpr int kInvalidParams = static_cast<int>(ErrorCode::invalid_params);
+constexpr auto kInvalidParams = ErrorCode::invalid_params;
 }
 
 Result<void> check_params(const MethodInfo& method, const boost::json::value* params) {
@@ -20,8 +20,7 @@ Result<void> check_params(const MethodInfo& method, const boost::json::value* pa
 Result<void> check_params(std::string_view method, const boost::json::value* params) {
   const MethodInfo* m = find_method(method);
   if (!m) {
-    return Error{static_cast<int>(ErrorCode::method_not_found),
-                 "the protocol has no method " + std::string(method)};
+    return Error{ErrorCode::method_not_found, "the protocol has no method " + std::string(method)};
   }
   return check_params(*m, params);
 }

@@ -106,10 +106,10 @@ TEST(ParamsCheck, CompiledChecksNameTheFieldAndAgreeWithValijson) {
     auto reference = validator().check_params(c.method, p);
     if (c.error) {
       ASSERT_FALSE(compiled);
-      EXPECT_EQ(compiled.error().code, -32602);
+      EXPECT_EQ(compiled.error().code, ErrorCode::invalid_params);
       EXPECT_EQ(compiled.error().message, c.error);
       ASSERT_FALSE(reference) << "valijson accepts what the compiled check refuses";
-      EXPECT_EQ(reference.error().code, -32602);
+      EXPECT_EQ(reference.error().code, ErrorCode::invalid_params);
     } else {
       EXPECT_TRUE(compiled) << compiled.error().message;
       EXPECT_TRUE(reference) << reference.error().message;
@@ -127,8 +127,9 @@ TEST(ParamsCheck, ValijsonMessageNamesTheField) {
 }
 
 TEST(ParamsCheck, UnknownMethodIsMethodNotFound) {
-  EXPECT_EQ(check_params("agent/attach", nullptr).error().code, -32601);
-  EXPECT_EQ(validator().check_params("agent/attach", nullptr).error().code, -32601);
+  EXPECT_EQ(check_params("agent/attach", nullptr).error().code, ErrorCode::method_not_found);
+  EXPECT_EQ(validator().check_params("agent/attach", nullptr).error().code,
+            ErrorCode::method_not_found);
 }
 
 TEST(ResultCheck, ResultsAreCheckedToo) {

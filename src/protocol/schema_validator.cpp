@@ -76,7 +76,7 @@ Result<void> run(const valijson::Schema& schema, const json::value& value, std::
   }
   std::string message = best ? path_of(best->context, root) + ": " + best->description
                              : std::string(root) + ": does not hold to the schema";
-  return Error{static_cast<int>(ErrorCode::invalid_params), std::move(message)};
+  return Error{ErrorCode::invalid_params, std::move(message)};
 }
 
 }  // namespace
@@ -102,8 +102,7 @@ Result<void> SchemaValidator::check_params(std::string_view method,
                                            const json::value* params) const {
   auto it = impl_->methods.find(method);
   if (it == impl_->methods.end()) {
-    return Error{static_cast<int>(ErrorCode::method_not_found),
-                 "the protocol has no method " + std::string(method)};
+    return Error{ErrorCode::method_not_found, "the protocol has no method " + std::string(method)};
   }
   static const json::value kNull;
   return run(*it->second.params, params ? *params : kNull, "params");
@@ -113,12 +112,10 @@ Result<void> SchemaValidator::check_result(std::string_view method,
                                            const json::value& result) const {
   auto it = impl_->methods.find(method);
   if (it == impl_->methods.end()) {
-    return Error{static_cast<int>(ErrorCode::method_not_found),
-                 "the protocol has no method " + std::string(method)};
+    return Error{ErrorCode::method_not_found, "the protocol has no method " + std::string(method)};
   }
   if (!it->second.result) {
-    return Error{static_cast<int>(ErrorCode::invalid_params),
-                 std::string(method) + " is a notification: no result"};
+    return Error{ErrorCode::invalid_params, std::string(method) + " is a notification: no result"};
   }
   return run(*it->second.result, result, "result");
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "protocol/gen/errors.hpp"
+#include "protocol/wire_error.hpp"
 
 namespace escouade::rpc {
 
@@ -34,8 +35,12 @@ void Reply::result(boost::json::value value) {
   send(proto::Message::response(id_, std::move(value)));
 }
 
-void Reply::error(int code, std::string message) {
-  send(proto::Message::error_response(id_, code, std::move(message)));
+void Reply::error(proto::ErrorCode code, std::string message) {
+  send(proto::Message::error_response(id_, proto::wire_code(code), std::move(message)));
+}
+
+void Reply::error(const Error& e) {
+  send(proto::Message::error_response(id_, proto::wire_code(e.code), e.message));
 }
 
 void Reply::send(proto::Message answer) {

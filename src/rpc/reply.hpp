@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "base/result.hpp"
+#include "protocol/gen/errors.hpp"
 #include "protocol/message.hpp"
 
 namespace escouade::rpc {
@@ -25,7 +27,9 @@ class Reply {
   ~Reply();
 
   void result(boost::json::value value);
-  void error(int code, std::string message);
+  void error(proto::ErrorCode code, std::string message);
+  // An error of the project's (base/result.hpp): its code as proto::wire_code gives it.
+  void error(const Error& e);
   // Whether an answer is still owed.
   bool pending() const noexcept { return sink_ != nullptr; }
   const std::string& method() const noexcept { return method_; }

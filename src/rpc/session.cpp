@@ -1,12 +1,11 @@
 #include "rpc/session.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 #include <utility>
 #include <vector>
 
-#include "journal/escape.hpp"
+#include "base/quote.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 
@@ -100,10 +99,11 @@ struct Session::Pending {
   CallDone done;
 };
 
-Session::Session(asio::any_io_executor executor, SendLine send, Report report)
+Session::Session(asio::any_io_executor executor, SendLine send, Report report, Clock& clock)
     : core_(std::make_shared<SessionCore>(SessionCore{std::move(send), std::move(report), false})),
       executor_(executor),
-      deadline_timer_(executor) {}
+      clock_(clock),
+      deadline_timer_(clock.make_timer(executor)) {}
 
 Session::~Session() {
   close();
@@ -130,12 +130,12 @@ void Session::close() {
   // Complete each call in flight once, in the order they were made.
   auto pending = std::move(pending_);
   pending_.clear();
-  deadline_timer_.cancel();
+  deadline_timer_->cancel();
   armed_for_.reset();
   for (auto& [id, p] : pending) {
     CallOutcome outcome;
     outcome.kind = CallOutcome::Kind::closed;
-    outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+    outcome.elapsed = clock_.now() - p->start;
     if (p->done) p->done(std::move(outcome));
   }
 }
@@ -210,8 +210,7 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   auto it = requests_.find(m.method);
   if (it == requests_.end()) {
     report("asked for " + shown(m.method, 80) + ", which is not served; answered -32601");
-    reply.error(static_cast<int>(ErrorCode::method_not_found),
-                "method not found: " + shown(m.method, 80));
+    reply.error(ErrorCode::method_not_found, "method not found: " + shown(m.method, 80));
     return;
   }
   it->second(params, std::move(reply));
@@ -253,7 +252,7 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
   auto p = std::make_unique<Pending>();
   p->method = std::string(method);
   p->timeout = named_delay.value_or(timeout);
-  p->start = std::chrono::steady_clock::now();
+  p->start = clock_.now();
   p->deadline = p->start + timeout;
   p->done = std::move(done);
   if (!armed_for_ || p->deadline < *armed_for_) arm_deadline(p->deadline);
@@ -264,16 +263,16 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
 
 void Session::arm_deadline(std::chrono::steady_clock::time_point at) {
   armed_for_ = at;
-  deadline_timer_.expires_at(at);  // a wait already there completes as cancelled
-  deadline_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
-    if (ec || core_->closed) return;  // cancelled: re-armed, or closed
+  // A wait already there ends as cancelled.
+  deadline_timer_->wait_until(at, lifeline_.guard([this](bool fired) {
+    if (!fired || core_->closed) return;  // cancelled: re-armed, or closed
     deadline_reached();
   }));
 }
 
 void Session::deadline_reached() {
   armed_for_.reset();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   std::vector<std::int64_t> due;
   for (const auto& [id, p] : pending_) {
     if (p->deadline <= now) due.push_back(id);
@@ -300,7 +299,7 @@ void Session::call_timed_out(std::int64_t id) {
     expired_.erase(expired_.begin());
   CallOutcome outcome;
   outcome.kind = CallOutcome::Kind::timeout;
-  outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+  outcome.elapsed = clock_.now() - p->start;
   if (p->done) p->done(std::move(outcome));
 }
 
@@ -310,7 +309,7 @@ void Session::answer_arrived(Message&& m) {
   if (it == pending_.end()) {
     if (auto late = m.id.is_int64() ? expired_.find(id) : expired_.end(); late != expired_.end()) {
       report(late->second.first + ": an answer came " +
-             std::to_string(millis(std::chrono::steady_clock::now() - late->second.second)) +
+             std::to_string(millis(clock_.now() - late->second.second)) +
              " ms after the call, past its delay; it was ignored");
       expired_.erase(late);
     } else {
@@ -322,7 +321,7 @@ void Session::answer_arrived(Message&& m) {
   std::unique_ptr<Pending> p = std::move(it->second);
   pending_.erase(it);  // the shared deadline timer is left as it is: it finds nothing due
   CallOutcome outcome;
-  outcome.elapsed = std::chrono::steady_clock::now() - p->start;
+  outcome.elapsed = clock_.now() - p->start;
   if (m.kind == MessageKind::response) {
     outcome.kind = CallOutcome::Kind::result;
     outcome.result = std::move(m.result);

@@ -10,7 +10,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/clock.hpp"
 #include "base/lifeline.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/gen/methods.hpp"
@@ -63,7 +63,9 @@ class Session {
   using RequestHandler = std::function<void(const boost::json::value* params, Reply reply)>;
   using NotificationHandler = std::function<void(const boost::json::value* params)>;
 
-  Session(boost::asio::any_io_executor executor, SendLine send, Report report);
+  // Its deadlines are kept by `clock` (base/clock.hpp), which outlives the session.
+  Session(boost::asio::any_io_executor executor, SendLine send, Report report,
+          Clock& clock = steady_clock());
   // Completes every call in flight as closed, and drops answers still owed: a Reply that
   // outlives the session (on a worker, in a queue) answers nothing and reports nothing.
   ~Session();
@@ -151,7 +153,8 @@ class Session {
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;
-  boost::asio::steady_timer deadline_timer_;
+  Clock& clock_;
+  std::unique_ptr<Timer> deadline_timer_;
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
   Lifeline lifeline_;
@@ -161,11 +164,15 @@ template <class M, class F>
 void Session::serve(F f) {
   handle(std::string(M::kName),
          [f = std::move(f)](const boost::json::value* params, Reply reply) mutable {
-           static const boost::json::value kNone = boost::json::object();
+           // Params left out: null for a method whose params are null (shutdown), else {}.
+           static const boost::json::value kNone =
+               std::is_same_v<typename M::Params, std::nullptr_t> ? boost::json::value(nullptr)
+                                                                  : boost::json::object();
+           using proto::read_value;  // and, by ADL, that of M's own namespace
            typename M::Params p{};
            proto::ReadContext ctx;
-           if (!proto::read_value(params ? *params : kNone, p, ctx)) {
-             reply.error(static_cast<int>(proto::ErrorCode::invalid_params), ctx.message("params"));
+           if (!read_value(params ? *params : kNone, p, ctx)) {
+             reply.error(proto::ErrorCode::invalid_params, ctx.message("params"));
              return;
            }
            f(p, std::move(reply));
@@ -177,9 +184,10 @@ void Session::serve_notification(F f) {
   handle_notification(std::string(M::kName),
                       [this, f = std::move(f)](const boost::json::value* params) mutable {
                         static const boost::json::value kNone = boost::json::object();
+                        using proto::read_value;
                         typename M::Params p{};
                         proto::ReadContext ctx;
-                        if (!proto::read_value(params ? *params : kNone, p, ctx)) {
+                        if (!read_value(params ? *params : kNone, p, ctx)) {
                           report(std::string(M::kName) + ": " + ctx.message("params") +
                                  "; the notification was ignored");
                           return;

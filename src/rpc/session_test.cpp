@@ -102,7 +102,7 @@ TEST_F(SessionTest, SecondAnswerIsIgnored) {
   session().handle("twice", [](const json::value*, Reply reply) {
     reply.result(1);
     reply.result(2);
-    reply.error(-1, "no");
+    reply.error(proto::ErrorCode::failed, "no");
   });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"twice"})");
   EXPECT_EQ(only_line().at("result"), json::value(1));

@@ -13,6 +13,7 @@
 
 #include "base/utf8.hpp"
 #include "platform/process_tree.hpp"
+#include "protocol/gen/errors.hpp"
 
 namespace escouade::runtime {
 
@@ -142,6 +143,14 @@ std::optional<int> ProcessProgram::pid() const {
   return state_->child.pid;
 }
 
+std::string ProcessProgram::describe() const {
+  std::string command;
+  for (const auto& a : state_->spec.command)
+    command += (command.empty() ? "" : " ") + a;
+  if (!state_->running) return command;
+  return "pid " + std::to_string(state_->child.pid) + ", " + command;
+}
+
 std::optional<std::uint64_t> ProcessProgram::memory_bytes() const {
   if (!state_->running) return std::nullopt;
   return platform::tree_resident_bytes(state_->child.pid);
@@ -218,7 +227,7 @@ void try_finish(const StatePtr& s) {
   }
   s->finished = true;
   auto exited = s->events.exited;
-  if (exited) exited(*s->status);
+  if (exited) exited(ProgramEnd::of_process(*s->status));
 }
 
 void ended(const StatePtr& s, const platform::ExitStatus& status) {
@@ -294,7 +303,7 @@ static void ignore_default_sigpipe() {
 Result<void> ProcessProgram::start(ProgramEvents events) {
   ignore_default_sigpipe();
   auto& s = *state_;
-  if (s.running || s.finished) return Error{-32603, "a program starts once"};
+  if (s.running || s.finished) return Error{proto::ErrorCode::internal, "a program starts once"};
   s.events = std::move(events);
   platform::SpawnRequest req;
   req.argv = s.spec.command;

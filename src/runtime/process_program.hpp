@@ -37,6 +37,8 @@ class ProcessProgram final : public Program {
   void stop() override;
   std::optional<int> pid() const override;
   std::optional<std::uint64_t> memory_bytes() const override;
+  // "pid 4120, ./guard --fast"; before the start, the command alone.
+  std::string describe() const override;
 
   // What its asynchronous handlers share with it (process_program.cpp).
   struct State;
@@ -50,6 +52,7 @@ class ProcessProgramFactory final : public ProgramFactory {
  public:
   ProcessProgramFactory(boost::asio::any_io_executor executor, ProcessContext& context)
       : executor_(std::move(executor)), context_(context) {}
+  bool runs(RunKind kind) const override { return kind == RunKind::command; }
   std::unique_ptr<Program> make(const ProgramSpec& spec) override {
     return std::make_unique<ProcessProgram>(executor_, spec, context_);
   }

@@ -56,7 +56,7 @@ class ProcessProgramTest : public ::testing::Test {
     e.output_line = [this](std::string_view l) { out_.emplace_back(l); };
     e.error_line = [this](std::string_view l) { err_.emplace_back(l); };
     e.output_too_long = [this](std::size_t) { ++too_long_; };
-    e.exited = [this](const ExitStatus& s) { exit_ = s; };
+    e.exited = [this](const ProgramEnd& end) { exit_ = end.status; };
     return e;
   }
 

@@ -1,12 +1,14 @@
 #pragma once
 
 // How a plugin's program runs: lines go to its input, its output comes back as lines, its
-// error stream as lines of text, and its end as an ExitStatus. A process (ProcessProgram) and a
+// error stream as lines of text, and its end with a reason. A process (ProcessProgram) and a
 // sandboxed instance (src/sandbox) are both Programs: nothing above src/runtime can tell which.
 //
 // Thread: a Program is created, started, written to and stopped on the host's thread; its
-// events are delivered on that thread's executor.
+// events are delivered on that thread's executor, never once its destructor has begun.
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -17,13 +19,32 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "manifest/manifest.hpp"
 #include "platform/process.hpp"
 
 namespace escouade::runtime {
 
-// How a program ended: an exit code, or the signal that ended it ("exit code 3", "killed by
-// signal 9 (SIGKILL)"). A sandboxed instance reports its end the same way.
+// How a process ended: an exit code, or the signal that ended it ("exit code 3", "killed by
+// signal 9 (SIGKILL)").
 using ExitStatus = platform::ExitStatus;
+
+// How a program ended, whatever kind it is.
+struct ProgramEnd {
+  // A crash: the restart policy applies (3 restarts within 5 minutes). A refusal: the program
+  // cannot run as it is (a module that imports what it may not), so it is stopped, never
+  // restarted by itself.
+  enum class Kind { crash, refusal };
+  Kind kind = Kind::crash;
+  // Why, in English, for the journal and the status: "exit code 3", "killed by signal 9
+  // (SIGKILL)", "a turn ran past 2000 ms: Escouade stopped its instance".
+  std::string reason;
+  // A process's exit code or signal; none for a sandboxed instance.
+  std::optional<ExitStatus> status;
+
+  // Whether it ran at all (it was not merely never started).
+  bool ran() const noexcept { return !status || status->code || status->signal; }
+  static ProgramEnd of_process(const ExitStatus& s) { return {Kind::crash, s.describe(), s}; }
+};
 
 struct ProgramEvents {
   // One line of its standard output, without '\n'.
@@ -36,16 +57,39 @@ struct ProgramEvents {
   // the line goes on in the next piece or in error_line. Unset: pieces come to error_line.
   std::function<void(std::string_view piece)> error_piece;
   // It ended; called once, after every line it wrote has been delivered.
-  std::function<void(const ExitStatus&)> exited;
+  std::function<void(const ProgramEnd&)> exited;
+};
+
+// What the manifest's run asks for.
+enum class RunKind : std::uint8_t { command, js, wasm };
+std::string_view to_string(RunKind k) noexcept;
+
+// What a sandboxed instance may hold and spend (spec: "The limits"); a process is held to
+// memory_bytes by its supervisor, which reads its tree's memory.
+struct ProgramLimits {
+  std::uint64_t memory_bytes = 64ull * 1024 * 1024;
+  std::chrono::milliseconds turn{2000};          // CPU for one turn of work
+  std::chrono::milliseconds turn_deciding{500};  // while it holds a permissions/decide
 };
 
 // What to run: the same for every kind of program.
 struct ProgramSpec {
   std::string plugin_id;
-  std::vector<std::string> command;  // for a process: argv, argv[0] relative to `folder` or on PATH
+  RunKind kind = RunKind::command;
+  std::vector<std::string> command;  // a process: argv, argv[0] relative to `folder` or on PATH
+  std::filesystem::path module;      // js or wasm: the module, beneath `folder`
   std::filesystem::path folder;      // the plugin's folder: where it runs
-  std::vector<std::string> env;      // "K=V": its whole environment
+  std::vector<std::string> env;      // a process: "K=V", its whole environment
+  ProgramLimits limits;
 };
+
+// The spec of the program a manifest's run names, its environment left to the caller (a process
+// gets the host's, with ESCOUADE_* of its own). `runs` false for a declarative plugin.
+struct ManifestProgram {
+  ProgramSpec spec;
+  bool runs = false;
+};
+ManifestProgram program_of(const manifest::Manifest& m);
 
 class Program {
  public:
@@ -61,13 +105,35 @@ class Program {
   virtual std::optional<int> pid() const = 0;
   // The resident memory of it and everything it started, in bytes, when it can be read.
   virtual std::optional<std::uint64_t> memory_bytes() const = 0;
+  // What the journal's "started:" line says of it once started: "pid 4120, ./guard --fast" for
+  // a process, the module for a sandboxed instance.
+  virtual std::string describe() const = 0;
+  // How many permissions/decide calls it holds unanswered now (its supervisor tells it at each
+  // change): a sandboxed instance gets the shorter turn while it holds one.
+  virtual void decisions_held(std::size_t count) { (void)count; }
 };
 
 // Makes the Program for a spec: the host holds one, and tests give their own.
 class ProgramFactory {
  public:
   virtual ~ProgramFactory() = default;
+  // Whether it can run programs of this kind at all.
+  virtual bool runs(RunKind kind) const = 0;
   virtual std::unique_ptr<Program> make(const ProgramSpec& spec) = 0;
+};
+
+// The factory the host, the bench and the harness use: each kind to the factory that runs it
+// (a process for command, the sandbox for js and wasm). A kind with none is not runnable.
+class ProgramRouter final : public ProgramFactory {
+ public:
+  // Sets who makes programs of `kind`; not owned, outlives the router.
+  void route(RunKind kind, ProgramFactory* factory);
+  bool runs(RunKind kind) const override;
+  // nullptr when no factory runs spec.kind.
+  std::unique_ptr<Program> make(const ProgramSpec& spec) override;
+
+ private:
+  std::array<ProgramFactory*, 3> routes_{};  // by RunKind
 };
 
 }  // namespace escouade::runtime

@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 
+#include "base/quote.hpp"
 #include "protocol/gen/methods.hpp"
 #include "services/files.hpp"
 #include "services/log.hpp"
@@ -16,26 +17,25 @@ namespace method = proto::method;
 
 namespace {
 
-void serve_files(rpc::Session& session, const ServiceContext& ctx,
+void serve_files(rpc::Session& session, const FilesContext& ctx,
                  const std::shared_ptr<ServedPlugin>& plugin) {
   session.serve<method::FilesRead>([ctx, plugin](const proto::FilesReadParams& p, rpc::Reply r) {
-    on_worker(
-        ctx,
+    ctx.workers->run(
         [folder = plugin->manifest.folder, path = p.path] { return read_own_file(folder, path); },
         [plugin, path = p.path, reply = std::move(r)](Result<std::string> text) mutable {
           if (!text) {
             plugin->journal->warn(text.error().message);
-            reply.error(text.error().code, text.error().message);
+            reply.error(text.error());
             return;
           }
-          plugin->journal->debug("files/read " + json::serialize(json::string(path)) + ": " +
+          plugin->journal->debug("files/read " + quote_name(path) + ": " +
                                  std::to_string(text->size()) + " bytes");
           reply.result(json::string(std::move(*text)));
         });
   });
 }
 
-void serve_settings(rpc::Session& session, const ServiceContext& ctx,
+void serve_settings(rpc::Session& session, const SettingsContext& ctx,
                     const std::shared_ptr<ServedPlugin>& plugin) {
   session.serve<method::SettingsGet>(
       [ctx, plugin](const proto::SettingsGetParams& p, rpc::Reply r) {
@@ -45,15 +45,13 @@ void serve_settings(rpc::Session& session, const ServiceContext& ctx,
           if (it == plugin->project_folders.end()) {
             // Nothing of a project it is not on for reaches it: the user's values alone.
             plugin->journal->warn("settings/get: it is not on for project " +
-                                  json::serialize(json::string(*p.project)) +
-                                  "; the user's values answer alone");
+                                  quote_name(*p.project) + "; the user's values answer alone");
           } else if (!it->second.empty()) {
             folder = it->second;
           }
         }
-        on_worker(
-            ctx,
-            [manifest = plugin->manifest, store = ctx.settings, folder] {
+        ctx.workers->run(
+            [manifest = plugin->manifest, store = ctx.store, folder] {
               return resolve_settings(manifest, *store, folder ? &*folder : nullptr);
             },
             [plugin, reply = std::move(r)](ResolvedSettings got) mutable {
@@ -66,13 +64,14 @@ void serve_settings(rpc::Session& session, const ServiceContext& ctx,
 
 }  // namespace
 
-void bind_services(rpc::Session& session, const ServiceContext& ctx,
+void bind_services(rpc::Session& session, RunScope& run, const ServiceContext& ctx,
                    std::shared_ptr<ServedPlugin> plugin) {
+  (void)run;  // nothing bound here opens what would outlive a call
   session.serve<method::SecretsGet>([ctx, plugin](const proto::SecretsGetParams& p, rpc::Reply r) {
-    get_secret(ctx, plugin, p.key, std::move(r));
+    get_secret(ctx.secrets, plugin, p.key, std::move(r));
   });
-  if (ctx.settings) serve_settings(session, ctx, plugin);
-  serve_files(session, ctx, plugin);
+  if (ctx.settings.store) serve_settings(session, ctx.settings, plugin);
+  serve_files(session, ctx.files, plugin);
   serve_log(session, plugin->journal);
 }
 

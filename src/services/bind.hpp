@@ -7,12 +7,15 @@
 
 #include "rpc/session.hpp"
 #include "services/context.hpp"
+#include "services/run_scope.hpp"
 
 namespace escouade::services {
 
-// Call on the host's thread, once per session (a new process gets a new session). The handlers
-// hold `plugin` for as long as the session or work of theirs in flight lives.
-void bind_services(rpc::Session& session, const ServiceContext& ctx,
+// Call on the host's thread, once per session (a new program gets a new session and a new
+// `run`). The handlers hold `plugin` for as long as the session or work of theirs in flight
+// lives. What a service opens for the plugin goes to `run` and ends with it: the services of
+// sandboxed plugins (timer/*, net/*, ws/*, proc/*) do; those bound today open nothing.
+void bind_services(rpc::Session& session, RunScope& run, const ServiceContext& ctx,
                    std::shared_ptr<ServedPlugin> plugin);
 
 }  // namespace escouade::services

@@ -22,13 +22,28 @@ namespace escouade::services {
 
 class SettingsStore;
 
-// The host's parts the services use. Owned by the host; lives longer than every session bound
-// with it (the host closes `workers` before the keychain and the settings go).
-struct ServiceContext {
-  boost::asio::any_io_executor host;  // the host's thread: handlers and replies run there
-  Workers* workers = nullptr;         // blocking work: the keychain, files, settings
+// The host's parts each service uses, owned by the host and living longer than every session
+// bound with them (the host closes the workers before the keychain and the settings go). One
+// struct a service, so that each is given what it uses and nothing else.
+struct SecretsContext {
+  boost::asio::any_io_executor host;  // the host's thread: answers and journal lines there
+  Workers* workers = nullptr;         // the keychain's blocking calls
   platform::Keychain* keychain = nullptr;
-  SettingsStore* settings = nullptr;
+};
+
+struct SettingsContext {
+  Workers* workers = nullptr;  // reading the settings and .escouade.yml files
+  SettingsStore* store = nullptr;
+};
+
+struct FilesContext {
+  Workers* workers = nullptr;  // reading a plugin's own files
+};
+
+struct ServiceContext {
+  SecretsContext secrets;
+  SettingsContext settings;
+  FilesContext files;
 };
 
 // One plugin as the services see it: the manifest of now (its permissions), its journal and
@@ -42,11 +57,5 @@ struct ServedPlugin {
   std::shared_ptr<Masker> masker;
   std::map<std::string, std::filesystem::path, std::less<>> project_folders;
 };
-
-// Runs `work()` on the workers, then `then(result)` on the host's thread (Workers::run).
-template <class Work, class Then>
-void on_worker(const ServiceContext& ctx, Work work, Then then) {
-  ctx.workers->run(std::move(work), std::move(then));
-}
 
 }  // namespace escouade::services

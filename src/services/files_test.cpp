@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "base/temp_dir.hpp"
+#include "protocol/wire_error.hpp"
 
 namespace escouade::platform {
 // How GoogleTest names a resolver in its output (found by argument-dependent lookup).
@@ -36,10 +37,10 @@ namespace {
 namespace fs = std::filesystem;
 using platform::BeneathResolver;
 
-constexpr int kInvalid = -32602;
-constexpr int kRefused = -32003;
-constexpr int kFailed = -32004;
-constexpr int kNotFound = -32005;
+constexpr auto kInvalid = proto::ErrorCode::invalid_params;
+constexpr auto kRefused = proto::ErrorCode::refused;
+constexpr auto kFailed = proto::ErrorCode::failed;
+constexpr auto kNotFound = proto::ErrorCode::not_found;
 
 const std::string kManifest = R"({"id":"dev.example.guard","version":"1.0.0","name":"Guard"})";
 const std::string kOutside = "OUTSIDE SECRET";
@@ -121,8 +122,8 @@ class PluginFolder {
 struct ReadCase {
   const char* name;
   std::string path;
-  int code;              // 0: the file is read
-  std::string expected;  // the text read, or the error's whole message
+  std::optional<proto::ErrorCode> code;  // none: the file is read
+  std::string expected;                  // the text read, or the error's whole message
 };
 
 void PrintTo(const ReadCase& c, std::ostream* out) {
@@ -130,11 +131,11 @@ void PrintTo(const ReadCase& c, std::ostream* out) {
 }
 
 ReadCase reads(const char* name, std::string path, std::string text) {
-  return ReadCase{name, std::move(path), 0, std::move(text)};
+  return ReadCase{name, std::move(path), std::nullopt, std::move(text)};
 }
 
 // `quoted` is the path as the message quotes it, quotes included.
-ReadCase fails(const char* name, std::string path, int code, const std::string& quoted,
+ReadCase fails(const char* name, std::string path, proto::ErrorCode code, const std::string& quoted,
                const std::string& verdict) {
   return ReadCase{name, std::move(path), code, "files/read " + quoted + ": " + verdict};
 }
@@ -154,12 +155,12 @@ class FilesRead : public ::testing::TestWithParam<std::tuple<ReadCase, BeneathRe
 TEST_P(FilesRead, AnswersWithTheTextOrTheCodeAndReason) {
   const auto& [c, resolver] = GetParam();
   const auto text = read_own_file(folder_.root(), c.path, resolver);
-  if (c.code == 0) {
+  if (!c.code) {
     ASSERT_TRUE(text) << text.error().message;
     EXPECT_EQ(*text, c.expected);
   } else {
     ASSERT_FALSE(text) << "read " << text->size() << " bytes";
-    EXPECT_EQ(text.error().code, c.code);
+    EXPECT_EQ(text.error().code, *c.code);
     EXPECT_EQ(text.error().message, c.expected);
   }
 }
@@ -283,7 +284,9 @@ std::string error_as_nobody(const fs::path& root, const std::string& path) {
     std::string said = "could not become nobody";
     if (::setgid(65534) == 0 && ::setuid(65534) == 0) {
       const auto text = read_own_file(root, path);
-      said = text ? "ok" : std::to_string(text.error().code) + " " + text.error().message;
+      said = text
+                 ? "ok"
+                 : std::to_string(proto::wire_code(text.error().code)) + " " + text.error().message;
     }
     (void)!::write(out[1], said.data(), said.size());
     ::_exit(0);

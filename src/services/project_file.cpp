@@ -17,9 +17,11 @@
 #include <system_error>
 #include <utility>
 
+#include "base/os_message.hpp"
+#include "base/quote.hpp"
 #include "base/utf8.hpp"
 #include "protocol/gen/errors.hpp"
-#include "services/settings.hpp"
+#include "services/setting_value.hpp"
 
 namespace escouade::services {
 namespace {
@@ -27,12 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr int kInvalidParams = static_cast<int>(proto::ErrorCode::invalid_params);
+constexpr auto kInvalidParams = proto::ErrorCode::invalid_params;
 constexpr std::size_t kShownBytes = 64;
-
-std::string os_message(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
 
 // Closes the descriptor it holds when it goes out of scope.
 class ScopedFd {
@@ -338,11 +336,7 @@ void read_document(const YAML::Node& root, const fs::path& file, std::string_vie
 }
 
 std::string shown(std::string_view text) {
-  const bool cut = text.size() > kShownBytes;
-  if (cut) text = text.substr(0, utf8_complete_prefix(text.substr(0, kShownBytes)));
-  std::string out = json::serialize(json::string(text));
-  if (cut) out += "...";
-  return out;
+  return quote_name(text, kShownBytes);
 }
 
 bool all_of(std::string_view s, std::string_view allowed) {

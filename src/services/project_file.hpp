@@ -58,7 +58,7 @@ ProjectSettings read_project_settings(const std::filesystem::path& project_folde
 // plain true or false (True and TRUE too; yes, no, on and off are text in YAML 1.2); a number is
 // a plain integer (decimal, 0x hex or 0o octal) or float, finite; a string setting takes any
 // scalar as its text. A whole number answers as an integer (see setting_number in
-// settings.hpp). The refusal is invalidParams (-32602) saying what was expected and what was
+// setting_value.hpp). The refusal is invalidParams (-32602) saying what was expected and what was
 // found, e.g. `expected a number, got "abc"`.
 Result<boost::json::value> project_value_as(const ProjectValue& value, manifest::SettingType type);
 

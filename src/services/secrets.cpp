@@ -1,8 +1,10 @@
 #include "services/secrets.hpp"
 
-#include <boost/json/serialize.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/json/string.hpp>
 
+#include "base/quote.hpp"
+#include "platform/errors.hpp"
 #include "platform/keychain.hpp"
 #include "policy/secret_keys.hpp"
 #include "protocol/gen/errors.hpp"
@@ -14,8 +16,42 @@ using proto::ErrorCode;
 
 namespace {
 
-std::string shown(std::string_view key) {
-  return json::serialize(json::string(key));
+// The one place a keychain's error becomes a protocol code: what was given cannot be kept
+// (an empty name, a value that is not UTF-8) is the caller's fault; anything else is the
+// keychain out of reach.
+Error keychain_error(const Error& e, const std::string& what) {
+  const bool invalid = e.code == platform::Errc::invalid_argument;
+  return Error{invalid ? ErrorCode::invalid_params : ErrorCode::keychain, what + ": " + e.message};
+}
+
+// The app's change to a secret: the key judged, the keychain's work on a worker, the outcome
+// journaled (the key, never the value) and given to `done`.
+void change_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
+                   const std::string& key, std::string what,
+                   std::function<Result<void>(platform::Keychain&, const std::string&)> work,
+                   SecretDone done) {
+  what += " " + quote_name(key);
+  const auto fail = [&](ErrorCode code, std::string message) {
+    boost::asio::post(ctx.host,
+                      [done = std::move(done), e = Error{code, std::move(message)}] { done(e); });
+  };
+  if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
+    return fail(ErrorCode::invalid_params,
+                "key " + quote_name(key) + " of " + plugin->manifest.id + ": " + *refusal);
+  }
+  if (!ctx.keychain) return fail(ErrorCode::keychain, "no keychain is configured");
+  ctx.workers->run([keychain = ctx.keychain, name = keychain_name(plugin->manifest.id, key),
+                    work = std::move(work)] { return work(*keychain, name); },
+                   [plugin, what = std::move(what), done = std::move(done)](Result<void> r) {
+                     if (!r) {
+                       const Error e = keychain_error(r.error(), what);
+                       plugin->journal->error(e.message);
+                       done(e);
+                       return;
+                     }
+                     plugin->journal->info(what + " by the app");
+                     done(Result<void>{});
+                   });
 }
 
 }  // namespace
@@ -28,31 +64,30 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key) {
   return name;
 }
 
-void get_secret(const ServiceContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
+void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
                 const std::string& key, rpc::Reply reply) {
-  const std::string what = "secrets/get " + shown(key);
+  const std::string what = "secrets/get " + quote_name(key);
   if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
     const std::string sentence = what + ": refused: " + *refusal;
     plugin->journal->warn(sentence);
-    reply.error(static_cast<int>(ErrorCode::not_yours), sentence);
+    reply.error(ErrorCode::not_yours, sentence);
     return;
   }
   if (!ctx.keychain) {
     const std::string sentence = what + ": no keychain is configured";
     plugin->journal->error(sentence);
-    reply.error(static_cast<int>(ErrorCode::keychain), sentence);
+    reply.error(ErrorCode::keychain, sentence);
     return;
   }
-  on_worker(
-      ctx,
+  ctx.workers->run(
       [keychain = ctx.keychain, name = keychain_name(plugin->manifest.id, key)] {
         return keychain->get(name);
       },
       [plugin, what, reply = std::move(reply)](Result<std::optional<std::string>> got) mutable {
         if (!got) {
-          const std::string sentence = what + ": " + got.error().message;
-          plugin->journal->error(sentence);
-          reply.error(static_cast<int>(ErrorCode::keychain), sentence);
+          const Error e = keychain_error(got.error(), what);
+          plugin->journal->error(e.message);
+          reply.error(e);
           return;
         }
         if (!*got) {
@@ -65,6 +100,24 @@ void get_secret(const ServiceContext& ctx, const std::shared_ptr<ServedPlugin>& 
         plugin->journal->info(what + ": given");
         reply.result(json::string(**got));
       });
+}
+
+void set_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
+                const std::string& key, std::string value, SecretDone done) {
+  change_secret(
+      ctx, plugin, key, "secret set",
+      [value = std::move(value)](platform::Keychain& k, const std::string& name) {
+        return k.set(name, value);
+      },
+      std::move(done));
+}
+
+void delete_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
+                   const std::string& key, SecretDone done) {
+  change_secret(
+      ctx, plugin, key, "secret deleted",
+      [](platform::Keychain& k, const std::string& name) { return k.remove(name); },
+      std::move(done));
 }
 
 }  // namespace escouade::services

@@ -16,8 +16,10 @@
 #include <utility>
 #include <variant>
 
+#include "base/os_message.hpp"
 #include "protocol/gen/errors.hpp"
 #include "services/project_file.hpp"
+#include "services/setting_value.hpp"
 
 namespace escouade::services {
 namespace {
@@ -28,12 +30,8 @@ using manifest::Manifest;
 using manifest::Setting;
 using manifest::SettingType;
 
-constexpr int kInvalidParams = static_cast<int>(proto::ErrorCode::invalid_params);
-constexpr int kInternal = static_cast<int>(proto::ErrorCode::internal);
-
-std::string os_message(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
+constexpr auto kInvalidParams = proto::ErrorCode::invalid_params;
+constexpr auto kInternal = proto::ErrorCode::internal;
 
 std::string_view kind_of(const json::value& v) {
   switch (v.kind()) {
@@ -335,26 +333,6 @@ ResolvedSettings resolve_settings(const Manifest& m, const SettingsStore& store,
     out.values[value.name] = std::move(*typed);
   }
   return out;
-}
-
-json::value setting_number(double number) {
-  constexpr double kExact = 9007199254740992.0;  // 2^53
-  if (std::isfinite(number) && std::trunc(number) == number && std::fabs(number) <= kExact) {
-    return json::value(static_cast<std::int64_t>(number));
-  }
-  return json::value(number);
-}
-
-std::string_view setting_type_name(SettingType type) noexcept {
-  switch (type) {
-    case SettingType::string:
-      return "string";
-    case SettingType::number:
-      return "number";
-    case SettingType::boolean:
-      return "boolean";
-  }
-  return "string";
 }
 
 }  // namespace escouade::services

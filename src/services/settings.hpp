@@ -74,11 +74,4 @@ class SettingsStore {
 ResolvedSettings resolve_settings(const manifest::Manifest& m, const SettingsStore& store,
                                   const std::filesystem::path* project_folder);
 
-// How a number answers: a whole number of magnitude at most 2^53 as an integer (3, not 3.0),
-// any other as a double.
-boost::json::value setting_number(double number);
-
-// "string", "number", "boolean".
-std::string_view setting_type_name(manifest::SettingType type) noexcept;
-
 }  // namespace escouade::services

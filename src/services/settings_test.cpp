@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "base/temp_dir.hpp"
+#include "protocol/gen/errors.hpp"
 #include "services/project_file.hpp"
+#include "services/setting_value.hpp"
 
 namespace escouade::services {
 namespace {
@@ -32,7 +34,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-constexpr int kInvalidParams = -32602;
+constexpr auto kInvalidParams = proto::ErrorCode::invalid_params;
 
 struct TempDir : escouade::TempDir {
   TempDir() : escouade::TempDir("escouade-settings") {}

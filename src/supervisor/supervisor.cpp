@@ -8,13 +8,13 @@
 
 #include "protocol/gen/methods.hpp"
 #include "protocol/gen/types.hpp"
+#include "supervisor/handshake.hpp"
 
 namespace escouade::supervisor {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
 using rpc::CallOutcome;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -56,10 +56,10 @@ std::string_view to_string(State s) noexcept {
 struct Supervisor::CallState {
   std::string method;
   std::chrono::milliseconds timeout;
-  Clock::time_point start;
+  Clock::TimePoint start;
   rpc::CallDone done;
   // Armed only while it waits in the queue: a call sent at once has the session's deadline.
-  std::unique_ptr<asio::steady_timer> deadline;
+  std::unique_ptr<Timer> deadline;
   bool sent = false;
   bool finished = false;
 
@@ -69,21 +69,24 @@ struct Supervisor::CallState {
 };
 
 Supervisor::Supervisor(asio::any_io_executor executor, SupervisorConfig config,
-                       runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status)
+                       runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status,
+                       Clock& clock)
     : executor_(executor),
       config_(std::move(config)),
       programs_(programs),
       journal_(journal),
       on_status_(std::move(on_status)),
-      memory_timer_(executor),
-      shutdown_timer_(executor) {}
+      clock_(clock),
+      memory_timer_(clock.make_timer(executor)),
+      shutdown_timer_(clock.make_timer(executor)) {}
 
 Supervisor::~Supervisor() {
   // Calls under way and queued get their default answers while the supervisor still stands
   // (their callers may read its status); from then on nothing of it runs.
-  memory_timer_.cancel();
-  shutdown_timer_.cancel();
+  memory_timer_->cancel();
+  shutdown_timer_->cancel();
   if (session_) session_->close();
+  run_.reset();
   fail_queue(CallOutcome::Kind::closed);
   lifeline_.end();
   if (program_) program_->stop();
@@ -94,7 +97,7 @@ Status Supervisor::status() const {
   s.id = config_.id;
   s.state = state_;
   if (program_) s.pid = program_->pid();
-  const auto now = Clock::now();
+  const auto now = clock_.now();
   for (auto t : crashes_) {
     if (now - t <= config_.crash_window) ++s.crashes;
   }
@@ -109,7 +112,7 @@ void Supervisor::set_state(State s, std::string reason) {
   if (changed && on_status_) on_status_(status());
 }
 
-int Supervisor::recent_crashes(Clock::time_point now) {
+int Supervisor::recent_crashes(Clock::TimePoint now) {
   while (!crashes_.empty() && now - crashes_.front() > config_.crash_window)
     crashes_.pop_front();
   return static_cast<int>(crashes_.size());
@@ -148,7 +151,7 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
   auto c = std::make_shared<CallState>();
   c->method = method;
   c->timeout = timeout;
-  c->start = Clock::now();
+  c->start = clock_.now();
   c->done = std::move(done);
   if (!config_.runnable || state_ == State::stopped || state_ == State::disabled) {
     // It does not run and will not start by itself: the default answer applies at once.
@@ -163,11 +166,11 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
     return;
   }
   // Its delay runs while it waits for the program to start.
-  c->deadline = std::make_unique<asio::steady_timer>(executor_, timeout);
-  c->deadline->async_wait(lifeline_.guard([this, c](const boost::system::error_code& ec) {
-    if (ec || c->sent || c->finished) return;
+  c->deadline = clock_.make_timer(executor_);
+  c->deadline->wait_until(c->start + timeout, lifeline_.guard([this, c](bool fired) {
+    if (!fired || c->sent || c->finished) return;
     journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
-    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
   }));
   enqueue(std::move(q));
   if (state_ == State::idle) start();
@@ -176,7 +179,8 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
 void Supervisor::attach(const std::string& agent, json::value params, rpc::CallDone done) {
   // Remembered first: a new process gets it again (handshake_done) before anything else.
   attachments_[agent] = params;
-  call("agent/attach", std::move(params), rpc::default_timeout("agent/attach"), std::move(done));
+  call(std::string(kAttachMethod), std::move(params), rpc::default_timeout(kAttachMethod),
+       std::move(done));
 }
 
 void Supervisor::finish(const std::shared_ptr<CallState>& c, CallOutcome outcome) {
@@ -215,22 +219,34 @@ void Supervisor::send_queued(Queued q) {
   c->sent = true;
   c->stop_waiting();
   const auto left =
-      c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - c->start);
+      c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - c->start);
   if (left <= std::chrono::milliseconds(0)) {
     journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
-    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, Clock::now() - c->start});
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
     return;
   }
+  // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
+  const bool decision = c->method == proto::method::PermissionsDecide::kName;
+  if (decision) held_decisions(+1);
   session_->call(c->method, std::move(q.params), left,
-                 lifeline_.guard([this, c](CallOutcome o) { finish(c, std::move(o)); }),
+                 lifeline_.guard([this, c, decision](CallOutcome o) {
+                   if (decision) held_decisions(-1);
+                   finish(c, std::move(o));
+                 }),
                  c->timeout);
+}
+
+void Supervisor::held_decisions(int change) {
+  if (change < 0 && decisions_held_ == 0) return;  // its program ended: the count restarted
+  decisions_held_ = change < 0 ? decisions_held_ - 1 : decisions_held_ + 1;
+  if (program_) program_->decisions_held(decisions_held_);
 }
 
 void Supervisor::fail_queue(CallOutcome::Kind kind) {
   auto queue = std::move(queue_);
   queue_.clear();
   for (auto& q : queue) {
-    if (q.call) finish(q.call, CallOutcome{kind, {}, {}, Clock::now() - q.call->start});
+    if (q.call) finish(q.call, CallOutcome{kind, {}, {}, clock_.now() - q.call->start});
   }
   report_lost();
 }
@@ -249,11 +265,22 @@ bool Supervisor::start() {
   intent_ = Intent::none;
   set_state(state_ == State::restarting ? State::restarting : State::starting, reason_);
   program_ = programs_.make(config_.program);
+  if (!program_) {
+    // Not runnable ones never get here (config_.runnable); a factory that refuses is a refusal.
+    journal_.error("could not start: no program runs " +
+                   std::string(runtime::to_string(config_.program.kind)) + " plugins here");
+    asio::post(executor_, lifeline_.guard([this] {
+      program_exited(runtime::ProgramEnd{
+          runtime::ProgramEnd::Kind::refusal, "this host cannot run its kind of program", {}});
+    }));
+    return false;
+  }
   session_ = std::make_unique<rpc::Session>(
       executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
-      lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }));
+      lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
-  if (binder_) binder_(*session_);
+  run_ = std::make_unique<services::RunScope>(*session_);
+  if (binder_) binder_(*session_, *run_);
 
   runtime::ProgramEvents events;
   rpc::Session* session = session_.get();
@@ -283,7 +310,7 @@ bool Supervisor::start() {
     last_stderr_.emplace_back(std::move(line));
     if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
   });
-  events.exited = lifeline_.guard([this](const runtime::ExitStatus& s) { program_exited(s); });
+  events.exited = lifeline_.guard([this](const runtime::ProgramEnd& end) { program_exited(end); });
   last_stderr_.clear();
   long_stderr_.clear();
   long_stderr_dropped_ = 0;
@@ -292,93 +319,46 @@ bool Supervisor::start() {
     journal_.error("could not start: " + started.error().message);
     // Counted as a crash: it restarts, and after too many it stops.
     asio::post(executor_, lifeline_.guard([this] {
-      program_exited(runtime::ExitStatus{127, std::nullopt});
+      program_exited(runtime::ProgramEnd::of_process(runtime::ExitStatus{127, std::nullopt}));
     }));
     return false;
   }
-  std::string command;
-  for (const auto& a : config_.program.command)
-    command += (command.empty() ? "" : " ") + a;
-  journal_.info("started: pid " + (program_->pid() ? std::to_string(*program_->pid()) : "-") +
-                ", " + command);
+  journal_.info("started: " + program_->describe());
   arm_memory_timer();
   begin_handshake();
   return true;
 }
 
 void Supervisor::begin_handshake() {
-  proto::InitializeParams p;
-  p.protocol_version = proto::kProtocolVersion;
-  p.escouade.version = config_.escouade_version;
-  p.plugin.id = config_.id;
-  p.plugin.version = config_.version;
-  p.lang = config_.lang;
-  proto::EscouadeCapabilities caps;
-  auto flag = [&](const char* k) -> std::optional<bool> {
-    const json::value* v = config_.capabilities.if_contains(k);
-    if (v && v->is_bool()) return v->get_bool();
-    return std::nullopt;
-  };
-  caps.batch = flag("batch");
-  caps.secrets = flag("secrets");
-  caps.log = flag("log");
-  caps.attach = flag("attach");
-  p.capabilities = caps;
-  json::value params = json::value_from(p);
-  // What the host announces beyond the schema's four (settings...) goes too.
-  for (const auto& m : config_.capabilities) {
-    params.at("capabilities").as_object()[m.key()] = m.value();
-  }
-  session_->call("initialize", std::move(params), rpc::default_timeout("initialize"),
+  HandshakeParties parties{config_.id, config_.version, config_.escouade_version, config_.lang};
+  session_->call(proto::method::Initialize::kName, initialize_params(parties),
+                 std::chrono::milliseconds(proto::method::Initialize::kTimeoutMs),
                  lifeline_.guard([this](CallOutcome o) { handshake_done(std::move(o)); }));
 }
 
 void Supervisor::handshake_done(CallOutcome o) {
-  const std::string this_speaks =
-      "this Escouade speaks version " + std::to_string(proto::kProtocolVersion);
-  switch (o.kind) {
-    case CallOutcome::Kind::closed:
-      return;  // it ended first: program_exited tells
-    case CallOutcome::Kind::timeout:
-      stop_program(Intent::stop,
-                   "it did not answer initialize within " +
-                       std::to_string(rpc::default_timeout("initialize").count() / 1000) + " s");
-      return;
-    case CallOutcome::Kind::error:
-      stop_program(Intent::stop, "it answered initialize with the error " +
-                                     std::to_string(o.error.code) + ": " + o.error.message);
-      return;
-    case CallOutcome::Kind::result:
-      break;
-  }
-  const json::value* version =
-      o.result.is_object() ? o.result.as_object().if_contains("protocolVersion") : nullptr;
-  if (!version || !version->is_int64()) {
-    stop_program(Intent::stop,
-                 "its answer to initialize gives no protocol version; " + this_speaks);
+  if (o.kind == CallOutcome::Kind::closed) return;  // it ended first: program_exited tells
+  const HandshakeVerdict verdict =
+      judge_initialize(o, std::chrono::milliseconds(proto::method::Initialize::kTimeoutMs));
+  if (verdict.stop) {
+    stop_program(Intent::stop, *verdict.stop);
     return;
   }
-  if (version->get_int64() != proto::kProtocolVersion) {
-    stop_program(Intent::stop, "it speaks version " + std::to_string(version->get_int64()) +
-                                   " of the protocol; " + this_speaks);
-    return;
-  }
-  const json::value* caps = o.result.as_object().if_contains("capabilities");
-  journal_.info("answered initialize: protocol " + std::to_string(version->get_int64()) +
-                ", capabilities " + (caps ? json::serialize(*caps) : std::string("none")));
-  if (!caps || !caps->is_object()) {
-    journal_.warn("its answer to initialize has no capabilities object");
-  }
+  journal_.info(
+      "answered initialize: protocol " + std::to_string(verdict.result->protocol_version) +
+      ", capabilities " +
+      (verdict.fault ? std::string("none") : json::serialize(verdict.result->capabilities)));
+  if (verdict.fault) journal_.warn(*verdict.fault);
   set_state(State::running);
   // What each agent attached goes first, then what waited, in order.
   for (const auto& [agent, params] : attachments_) {
     bool queued = false;
     for (const auto& q : queue_) {
-      queued = queued || (q.call && q.method == "agent/attach" && q.params == params);
+      queued = queued || (q.call && q.method == kAttachMethod && q.params == params);
     }
     if (queued) continue;  // its own call is in the queue and goes below
     session_->call(
-        "agent/attach", params, rpc::default_timeout("agent/attach"),
+        kAttachMethod, params, rpc::default_timeout(kAttachMethod),
         lifeline_.guard([this, agent = agent](CallOutcome r) {
           if (!r.ok()) {
             journal_.warn("agent/attach of " + agent + " was not taken again after the restart");
@@ -389,7 +369,7 @@ void Supervisor::handshake_done(CallOutcome o) {
   queue.swap(queue_);
   // Attachments first among the queued ones too.
   std::stable_partition(queue.begin(), queue.end(),
-                        [](const Queued& q) { return q.method == "agent/attach"; });
+                        [](const Queued& q) { return q.method == kAttachMethod; });
   for (auto& q : queue) {
     if (state_ != State::running || !session_) {
       queue_.push_back(std::move(q));
@@ -410,20 +390,22 @@ void Supervisor::stop_program(Intent intent, std::string reason) {
     return;
   }
   // Nothing runs: the end applies now.
-  program_exited(runtime::ExitStatus{});
+  program_exited(runtime::ProgramEnd::of_process(runtime::ExitStatus{}));
 }
 
-void Supervisor::program_exited(const runtime::ExitStatus& st) {
-  memory_timer_.cancel();
-  shutdown_timer_.cancel();
+void Supervisor::program_exited(const runtime::ProgramEnd& end) {
+  memory_timer_->cancel();
+  shutdown_timer_->cancel();
   if (session_) session_->close();  // calls under way: their default answers apply
+  run_.reset();                     // what the plugin opened goes with it
   // The program is destroyed after this event returns, never inside its own callback.
   if (program_)
     asio::post(executor_, [p = std::shared_ptr<runtime::Program>(std::move(program_))] {});
   if (session_) asio::post(executor_, [s = std::shared_ptr<rpc::Session>(std::move(session_))] {});
 
   const Intent intent = std::exchange(intent_, Intent::none);
-  const bool ran = st.code || st.signal;
+  const bool ran = end.ran();
+  decisions_held_ = 0;
   switch (intent) {
     case Intent::stop:
       journal_.error(intent_reason_.rfind("stopped", 0) == 0 ? intent_reason_
@@ -437,7 +419,7 @@ void Supervisor::program_exited(const runtime::ExitStatus& st) {
       set_state(State::disabled, "switched off");
       return;
     case Intent::shutdown: {
-      if (ran) journal_.info("ended: " + st.describe() + ", Escouade closing");
+      if (ran) journal_.info("ended: " + end.reason + ", Escouade closing");
       fail_queue(CallOutcome::Kind::closed);
       set_state(State::stopped, "Escouade closed");
       if (auto done = std::move(shutdown_done_)) done();
@@ -450,7 +432,7 @@ void Supervisor::program_exited(const runtime::ExitStatus& st) {
       return;
     case Intent::restart:
       crashes_.clear();
-      if (ran) journal_.info("ended for a restart: " + st.describe());
+      if (ran) journal_.info("ended for a restart: " + end.reason);
       set_state(State::starting);
       start();
       return;
@@ -458,12 +440,20 @@ void Supervisor::program_exited(const runtime::ExitStatus& st) {
       break;
   }
 
+  if (end.kind == runtime::ProgramEnd::Kind::refusal) {
+    // It cannot run as it is: stopped, not restarted by itself (a new manifest or the app's
+    // restart tries again).
+    journal_.error("stopped: " + end.reason);
+    fail_queue(CallOutcome::Kind::closed);
+    set_state(State::stopped, end.reason);
+    return;
+  }
+
   // A crash.
-  const auto now = Clock::now();
+  const auto now = clock_.now();
   crashes_.push_back(now);
   const int crashes = recent_crashes(now);
-  journal_.error("crashed: " + st.describe() +
-                 "; last lines of stderr: " + join_stderr(last_stderr_));
+  journal_.error("crashed: " + end.reason + "; last lines of stderr: " + join_stderr(last_stderr_));
   if (crashes > config_.restarts_allowed) {
     const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(config_.crash_window);
     const std::string reason = "stopped after " + std::to_string(crashes) + " crashes within " +
@@ -474,7 +464,7 @@ void Supervisor::program_exited(const runtime::ExitStatus& st) {
     set_state(State::stopped, reason);
     return;
   }
-  set_state(State::restarting, "crashed: " + st.describe());
+  set_state(State::restarting, "crashed: " + end.reason);
   asio::post(executor_, lifeline_.guard([this] {
     if (state_ == State::restarting && !program_) start();
   }));
@@ -513,7 +503,7 @@ void Supervisor::recycle(std::string reason) {
   if (program_) stop_program(Intent::recycle, std::move(reason));
 }
 
-void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done) {
+void Supervisor::shutdown(Clock::TimePoint deadline, std::function<void()> done) {
   if (!program_) {
     fail_queue(CallOutcome::Kind::closed);
     if (done) done();
@@ -521,9 +511,8 @@ void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done
   }
   intent_ = Intent::shutdown;
   shutdown_done_ = std::move(done);
-  shutdown_timer_.expires_at(deadline);
-  shutdown_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
-    if (ec || !program_) return;
+  shutdown_timer_->wait_until(deadline, lifeline_.guard([this](bool fired) {
+    if (!fired || !program_) return;
     journal_.warn("did not end within the second given at closing: its processes were ended");
     program_->stop();
   }));
@@ -531,8 +520,9 @@ void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done
     program_->stop();  // still in its handshake: nothing but initialize may reach it
     return;
   }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  session_->call("shutdown", std::nullopt, std::max(left, std::chrono::milliseconds(1)),
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
+  session_->call(proto::method::Shutdown::kName, std::nullopt,
+                 std::max(left, std::chrono::milliseconds(1)),
                  lifeline_.guard([this](CallOutcome o) {
                    if (o.ok()) journal_.info("answered shutdown");
                  }));
@@ -541,12 +531,12 @@ void Supervisor::shutdown(Clock::time_point deadline, std::function<void()> done
 // --- memory ----------------------------------------------------------------------------------
 
 void Supervisor::arm_memory_timer() {
-  memory_timer_.expires_after(config_.memory_period);
-  memory_timer_.async_wait(lifeline_.guard([this](const boost::system::error_code& ec) {
-    if (ec || !program_) return;
-    check_memory();
-    if (program_ && intent_ == Intent::none) arm_memory_timer();
-  }));
+  memory_timer_->wait_until(clock_.now() + config_.memory_period,
+                            lifeline_.guard([this](bool fired) {
+                              if (!fired || !program_) return;
+                              check_memory();
+                              if (program_ && intent_ == Intent::none) arm_memory_timer();
+                            }));
 }
 
 void Supervisor::check_memory() {

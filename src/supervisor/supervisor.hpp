@@ -8,7 +8,6 @@
 // Thread: the host's thread (the executor given); no method may be called from another.
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
@@ -21,12 +20,19 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "base/lifeline.hpp"
 #include "journal/journal.hpp"
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
+#include "services/run_scope.hpp"
 
 namespace escouade::supervisor {
+
+// A harness's attachment of an agent (spec: "What each agent had attached to it ... is given
+// again to the new process before any other message"): a call the app makes, remembered per
+// agent; not a method of the schema.
+inline constexpr std::string_view kAttachMethod = "agent/attach";
 
 enum class State { idle, starting, running, restarting, stopped, disabled };
 std::string_view to_string(State s) noexcept;
@@ -48,8 +54,6 @@ struct SupervisorConfig {
   bool runnable = true;
   std::string escouade_version;
   std::string lang = "en";
-  // What Escouade announces in initialize (EscouadeCapabilities).
-  boost::json::object capabilities;
   std::uint64_t memory_limit_bytes = 1024ull * 1024 * 1024;
   std::chrono::milliseconds memory_period{2000};
   std::size_t queue_limit = 256;
@@ -61,11 +65,15 @@ class Supervisor {
  public:
   using StatusChanged = std::function<void(const Status&)>;
   // Binds the host's handlers on each new session with the plugin (one per run): what the host
-  // serves it, the log notification included.
-  using Binder = std::function<void(rpc::Session&)>;
+  // serves it, the log notification included. What they open for the plugin goes to the run's
+  // scope, which ends when the program does.
+  using Binder = std::function<void(rpc::Session&, services::RunScope&)>;
 
+  // `clock` keeps every delay, the crash window and the memory period; it and `programs`
+  // outlive the supervisor.
   Supervisor(boost::asio::any_io_executor executor, SupervisorConfig config,
-             runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status);
+             runtime::ProgramFactory& programs, Journal& journal, StatusChanged on_status,
+             Clock& clock = steady_clock());
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
@@ -101,7 +109,7 @@ class Supervisor {
   void recycle(std::string reason);
   // Sends shutdown and waits for the answer and the exit until `deadline`, then ends the
   // program's tree. `done` is called once it no longer runs.
-  void shutdown(std::chrono::steady_clock::time_point deadline, std::function<void()> done);
+  void shutdown(Clock::TimePoint deadline, std::function<void()> done);
 
   Status status() const;
   const SupervisorConfig& config() const noexcept { return config_; }
@@ -122,7 +130,9 @@ class Supervisor {
   void handshake_done(rpc::CallOutcome outcome);
   void send_queued(Queued q);
   void enqueue(Queued q);
-  void program_exited(const runtime::ExitStatus& status);
+  void program_exited(const runtime::ProgramEnd& end);
+  // One more (+1) or one fewer (-1) permissions/decide call sent and not yet ended.
+  void held_decisions(int change);
   void stop_program(Intent intent, std::string reason);
   void set_state(State s, std::string reason = {});
   void arm_memory_timer();
@@ -144,6 +154,7 @@ class Supervisor {
   std::string reason_;
   std::unique_ptr<runtime::Program> program_;
   std::unique_ptr<rpc::Session> session_;
+  std::unique_ptr<services::RunScope> run_;  // of the program that runs, with session_
   std::deque<Queued> queue_;
   std::size_t lost_ = 0;  // messages dropped from a full queue since the last report
   std::deque<std::chrono::steady_clock::time_point> crashes_;
@@ -152,11 +163,13 @@ class Supervisor {
   std::size_t long_stderr_dropped_ = 0;
   // The last agent/attach of each agent, and the calls waiting for it to be sent again.
   std::map<std::string, boost::json::value> attachments_;
+  std::size_t decisions_held_ = 0;  // permissions/decide calls under way in this run
   Intent intent_ = Intent::none;
   std::string intent_reason_;
   std::function<void()> shutdown_done_;
-  boost::asio::steady_timer memory_timer_;
-  boost::asio::steady_timer shutdown_timer_;
+  Clock& clock_;
+  std::unique_ptr<Timer> memory_timer_;
+  std::unique_ptr<Timer> shutdown_timer_;
   // Every handler that reaches `this` is guarded by it (docs/lifetimes.md).
   Lifeline lifeline_;
 };

@@ -163,8 +163,9 @@ TEST_F(HostApi, ShutdownThenExitIsNotACrash) {
 }
 
 TEST_F(HostApi, UnknownIdsAreRefused) {
-  EXPECT_EQ(host_->restart("dev.nope").error().code, -32602);
-  EXPECT_EQ(host_->status(std::string_view("dev.nope")).error().code, -32602);
+  EXPECT_EQ(host_->restart("dev.nope").error().code, proto::ErrorCode::invalid_params);
+  EXPECT_EQ(host_->status(std::string_view("dev.nope")).error().code,
+            proto::ErrorCode::invalid_params);
   auto r = call("dev.nope", "test/echo", json::object{});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "no plugin dev.nope is loaded");

@@ -61,7 +61,7 @@ TEST(HostStart, StartsAtTheFirstFactOfItsActivationWithItsThreeVariables) {
   ASSERT_TRUE(env.ok()) << env.error_message;
   EXPECT_EQ(env.result.at("ESCOUADE_PLUGIN_ID"), "dev.test.starter");
   EXPECT_EQ(env.result.at("ESCOUADE_PLUGIN_API"), "1");
-  EXPECT_EQ(env.result.at("ESCOUADE_VERSION"), "2.1.1");
+  EXPECT_EQ(env.result.at("ESCOUADE_VERSION"), "2.2.0");
   EXPECT_EQ(std::filesystem::path(std::string(env.result.at("cwd").as_string())),
             std::filesystem::canonical(folder));
   EXPECT_EQ(host.status(id).at("pid"), env.result.at("pid"));

@@ -8,7 +8,7 @@
 
 #include "host_client.hpp"
 #include "platform/keychain.hpp"
-#include "platform/secret_service_session.hpp"
+#include "support/secret_service_session.hpp"
 
 namespace escouade::testing {
 namespace {

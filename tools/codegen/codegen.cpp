@@ -130,13 +130,13 @@ std::string Generator::types_hpp() const {
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "protocol/json_read.hpp"
-
-namespace escouade::proto {
-
 )";
+  if (options_.other) o << "#include \"protocol/gen/types.hpp\"\n";
+  o << "\nnamespace " << options_.ns << " {\n\n";
   for (const auto& e : enums_) {
     o << "enum class " << e.name << " {\n";
     for (const auto& v : e.values)
@@ -182,17 +182,18 @@ namespace escouade::proto {
       << s->name << " tag_invoke(boost::json::value_to_tag<" << s->name
       << ">, const boost::json::value& v);\n\n";
   }
-  o << "}  // namespace escouade::proto\n";
+  o << "}  // namespace " << options_.ns << "\n";
   return o.str();
 }
 
 std::string Generator::types_cpp() const {
   std::ostringstream o;
-  o << kBanner << R"(#include "protocol/gen/types.hpp"
+  o << kBanner << "#include \"protocol/gen/" << options_.file_prefix << R"(types.hpp"
 
 #include <boost/json/value_from.hpp>
 
-namespace escouade::proto {
+)"
+    << "namespace " << options_.ns << R"( {
 
 namespace json = boost::json;
 
@@ -225,6 +226,7 @@ namespace json = boost::json;
     o << "bool read_value(const json::value& v, " << s.name << "& out, ReadContext& ctx) {\n"
       << "  const json::object* o = v.if_object();\n"
       << "  if (!o) return ctx.wrong_type(\"an object\", v);\n";
+    if (s.fields.empty() && !s.keep_unknown) o << "  (void)out;\n";
     if (s.keep_unknown) o << "  out.unknown.clear();\n";
     if (s.keep_unknown) {
       o << "  for (const auto& m : *o) {\n    const auto k = m.key();\n    if (";
@@ -259,6 +261,7 @@ namespace json = boost::json;
 
     o << "void tag_invoke(json::value_from_tag, json::value& v, const " << s.name << "& s) {\n"
       << "  json::object& o = v.emplace_object();\n";
+    if (s.fields.empty() && !s.keep_unknown) o << "  (void)o;\n  (void)s;\n";
     for (const auto& f : s.fields) {
       const std::string key = quote(f.json_name);
       if (f.type.nullable && f.required) {
@@ -279,7 +282,7 @@ namespace json = boost::json;
       << "  " << s.name << " out;\n  ReadContext ctx;\n"
       << "  if (!read_value(v, out, ctx)) throw_read_error(ctx);\n  return out;\n}\n\n";
   }
-  o << "}  // namespace escouade::proto\n";
+  o << "}  // namespace " << options_.ns << "\n";
   return o.str();
 }
 
@@ -295,11 +298,11 @@ std::string Generator::methods_hpp() const {
 
 #include "base/result.hpp"
 #include "protocol/gen/errors.hpp"
-#include "protocol/gen/types.hpp"
-
-namespace escouade::proto {
-
-enum class Direction : std::uint8_t { to_plugin, to_escouade };
+)"
+    << "#include \"protocol/gen/" << options_.file_prefix << "types.hpp\"\n\n"
+    << "namespace " << options_.ns << " {\n\n"
+    << "enum class Direction : std::uint8_t { " << snake_case(options_.to_peer) << ", "
+    << snake_case(options_.from_peer) << R"( };
 
 inline constexpr int kProtocolVersion = )"
     << root_.at("x-protocolVersion").as_int64() << R"(;
@@ -315,12 +318,12 @@ struct MethodInfo {
   std::uint32_t timeout_ms;
   bool timeout_explicit;
   // The errors the schema lists for it; empty when it lists none.
-  std::span<const ErrorCode> errors;
+  std::span<const ::escouade::proto::ErrorCode> errors;
   // Checks params (nullptr: the message had none) against the method's params schema by
   // reading them into the generated type; the error names the field and what was wrong.
-  bool (*check_params)(const boost::json::value* params, ReadContext& ctx);
+  bool (*check_params)(const boost::json::value* params, ::escouade::proto::ReadContext& ctx);
   // Checks a result the same way; nullptr for a notification, which has none.
-  bool (*check_result)(const boost::json::value& result, ReadContext& ctx);
+  bool (*check_result)(const boost::json::value& result, ::escouade::proto::ReadContext& ctx);
 };
 
 // Every method, in the schema's order.
@@ -335,26 +338,30 @@ namespace method {
     o << "struct " << m.type_name << " {\n"
       << "  static constexpr std::string_view kName = " << quote(m.name) << ";\n"
       << "  static constexpr Direction kDirection = Direction::"
-      << (m.to_plugin ? "to_plugin" : "to_escouade") << ";\n"
+      << snake_case(m.to_peer ? options_.to_peer : options_.from_peer) << ";\n"
       << "  static constexpr bool kNotification = " << (m.notification ? "true" : "false")
       << ";\n  static constexpr std::uint32_t kTimeoutMs = " << m.timeout_ms << ";\n"
       << "  using Params = " << value_type(m.params) << ";\n"
       << "  using Result = " << value_type(m.result) << ";\n};\n";
   }
-  o << "}  // namespace method\n\n}  // namespace escouade::proto\n";
+  o << "}  // namespace method\n\n}  // namespace " << options_.ns << "\n";
   return o.str();
 }
 
 std::string Generator::methods_cpp() const {
   std::ostringstream o;
-  o << kBanner << R"(#include "protocol/gen/methods.hpp"
+  o << kBanner << "#include \"protocol/gen/" << options_.file_prefix << R"(methods.hpp"
 
 #include <array>
 #include <boost/json/value.hpp>
 
-namespace escouade::proto {
+)"
+    << "namespace " << options_.ns << R"( {
 
 namespace {
+
+using ::escouade::proto::ErrorCode;
+using ::escouade::proto::ReadContext;
 
 template <class Params>
 bool check(const boost::json::value* params, ReadContext& ctx) {
@@ -379,8 +386,9 @@ bool check_result(const boost::json::value& result, ReadContext& ctx) {
   }
   o << "\nconstexpr std::array<MethodInfo, " << methods_.size() << "> kMethods{{\n";
   for (const auto& m : methods_) {
-    o << "    {" << quote(m.name) << ", Direction::" << (m.to_plugin ? "to_plugin" : "to_escouade")
-      << ", " << (m.notification ? "true" : "false") << ", " << m.timeout_ms << ", "
+    o << "    {" << quote(m.name)
+      << ", Direction::" << snake_case(m.to_peer ? options_.to_peer : options_.from_peer) << ", "
+      << (m.notification ? "true" : "false") << ", " << m.timeout_ms << ", "
       << (m.timeout_explicit ? "true" : "false") << ", k" << m.type_name << "Errors, &check<"
       << value_type(m.params) << ">, ";
     if (m.notification) {
@@ -402,8 +410,8 @@ const MethodInfo* find_method(std::string_view name) noexcept {
   return nullptr;
 }
 
-}  // namespace escouade::proto
-)";
+)"
+    << "}  // namespace " << options_.ns << "\n";
   return o.str();
 }
 
@@ -429,6 +437,14 @@ std::string schema_cpp(const std::string& text) {
   return o.str();
 }
 
+std::string read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot read");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
 // Writes only when the content changed, so an unchanged schema triggers no rebuild.
 void write_if_changed(const std::string& path, const std::string& content) {
   std::ifstream in(path, std::ios::binary);
@@ -444,14 +460,50 @@ void write_if_changed(const std::string& path, const std::string& content) {
 
 }  // namespace
 
+// The host protocol's files: host_types and host_methods, in escouade::proto::host, from
+// schema/host-protocol-1.json, which refers to the plugin protocol's definitions and codes.
+int host_files(const char* host_path, const char* plugin_path, const std::string& dir) {
+  try {
+    const json::value plugin = json::parse(read_file(plugin_path));
+    const json::value host = json::parse(read_file(host_path));
+    escouade::codegen::GeneratorOptions options;
+    options.ns = "escouade::proto::host";
+    options.file_prefix = "host_";
+    options.to_peer = "toApp";
+    options.from_peer = "toHost";
+    options.other = &as_object(plugin, "the plugin schema");
+    options.other_file = "plugin-protocol-1.json";
+    options.other_ns = "escouade::proto";
+    Generator g(as_object(host, "schema"), options);
+    g.run();
+    const auto banner = [](std::string text) {
+      const std::string from = "schema/plugin-protocol-1.json";
+      text.replace(text.find(from), from.size(), "schema/host-protocol-1.json");
+      return text;
+    };
+    write_if_changed(dir + "/host_types.hpp", banner(g.types_hpp()));
+    write_if_changed(dir + "/host_types.cpp", banner(g.types_cpp()));
+    write_if_changed(dir + "/host_methods.hpp", banner(g.methods_hpp()));
+    write_if_changed(dir + "/host_methods.cpp", banner(g.methods_cpp()));
+  } catch (const std::exception& e) {
+    std::cerr << "escouade-codegen: " << host_path << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   // escouade-codegen <schema> <dir>: the protocol layer's files into <dir>.
   // escouade-codegen --sdk <schema> <file>: the SDK's one header
   // (sdk/cpp/include/escouade/protocol.hpp).
+  // escouade-codegen --host <host schema> <plugin schema> <dir>: the host protocol's files.
+  if (argc == 5 && std::string_view(argv[1]) == "--host")
+    return host_files(argv[2], argv[3], argv[4]);
   const bool sdk = argc == 4 && std::string_view(argv[1]) == "--sdk";
   if (argc != 3 && !sdk) {
     std::cerr << "usage: escouade-codegen <schema.json> <output dir>\n"
-              << "       escouade-codegen --sdk <schema.json> <output header>\n";
+              << "       escouade-codegen --sdk <schema.json> <output header>\n"
+              << "       escouade-codegen --host <host schema.json> <plugin schema.json> <dir>\n";
     return 2;
   }
   const char* schema_path = argv[sdk ? 2 : 1];

@@ -102,9 +102,30 @@ struct Struct {
   bool keep_unknown = false;  // additionalProperties: true on the definition: unknown fields kept
 };
 
+// What to generate from a schema. The defaults are the plugin protocol's; the host protocol
+// (schema/host-protocol-1.json) is generated into its own namespace and files, refers to the
+// plugin protocol's definitions as "plugin-protocol-1.json#/definitions/X", and shares its
+// error codes.
+struct GeneratorOptions {
+  std::string ns = "escouade::proto";    // the C++ namespace of the generated code
+  std::string file_prefix;               // "host_": host_types.hpp, host_methods.hpp
+  std::string to_peer = "toPlugin";      // the direction of what the host sends
+  std::string from_peer = "toEscouade";  // the direction of what the host serves
+  // The other schema, its file name in "$ref"s, and the namespace of its types.
+  const json::object* other = nullptr;
+  std::string other_file;
+  std::string other_ns;
+};
+
 class Generator {
  public:
-  explicit Generator(const json::object& root) : root_(root) {}
+  explicit Generator(const json::object& root, GeneratorOptions options = {})
+      : root_(root), options_(std::move(options)) {}
+  const GeneratorOptions& options() const noexcept { return options_; }
+  // The schema whose x-errors name the codes: this one's, or the other's when it has none.
+  const json::object& errors_root() const {
+    return root_.contains("x-errors") || !options_.other ? root_ : *options_.other;
+  }
 
   void run() {
     const auto& defs = as_object(root_.at("definitions"), "definitions");
@@ -125,7 +146,7 @@ class Generator {
   struct Method {
     std::string name;
     std::string type_name;
-    bool to_plugin;
+    bool to_peer;  // sent by the host (options().to_peer), not served by it
     bool notification;
     std::int64_t timeout_ms;
     bool timeout_explicit;
@@ -198,18 +219,48 @@ class Generator {
     if (auto* ref = o.if_contains("$ref")) {
       std::string r(ref->as_string());
       const std::string prefix = "#/definitions/";
-      if (r.rfind(prefix, 0) != 0) fail(where, "only local #/definitions references are supported");
-      return {r.substr(prefix.size()), false};
+      if (r.rfind(prefix, 0) == 0) return {r.substr(prefix.size()), false};
+      const std::string other = options_.other_file + prefix;
+      if (options_.other && r.rfind(other, 0) == 0) {
+        const std::string name = r.substr(other.size());
+        if (!options_.other->at("definitions").as_object().contains(name)) {
+          fail(where, "the other schema has no definition " + name);
+        }
+        return {"::" + options_.other_ns + "::" + name, false};
+      }
+      fail(where, "only #/definitions references (and the other schema's) are supported");
     }
     if (auto* en = o.if_contains("enum")) {
+      // An enum of strings; null among them makes it nullable.
       Enum e{enum_name, {}};
-      for (const auto& x : en->as_array())
+      bool nullable = false;
+      for (const auto& x : en->as_array()) {
+        if (x.is_null()) {
+          nullable = true;
+          continue;
+        }
+        if (!x.is_string()) fail(where, "only enums of strings (and null) are supported");
         e.values.emplace_back(x.as_string());
+      }
       enums_.push_back(std::move(e));
-      return {enum_name, false};
+      return {enum_name, nullable};
+    }
+    if (auto* one = o.if_contains("oneOf")) {
+      // A string or an object: two JSON kinds that tell the alternatives apart.
+      const auto& alts = one->as_array();
+      if (alts.size() != 2 || !alts[0].is_object() ||
+          alts[0].as_object().if_contains("type") == nullptr || alts[0].at("type") != "string") {
+        fail(where, "oneOf is supported as a string or an object only");
+      }
+      const json::object* other = alts[1].if_object();
+      const bool object = other && (other->contains("$ref") ||
+                                    (other->contains("type") && other->at("type") == "object"));
+      if (!object) fail(where, "oneOf is supported as a string or an object only");
+      const CppType second = map_type(alts[1], where + ".oneOf[1]", enum_name + "Object");
+      return {"std::variant<std::string, " + second.name + ">", false};
     }
     const json::value* t = o.if_contains("type");
-    if (!t) fail(where, "a schema needs $ref, enum or type");
+    if (!t) return {"boost::json::value"};  // any JSON value, as it came
     if (t->is_array()) {
       std::vector<std::string> types;
       for (const auto& x : t->as_array())
@@ -262,14 +313,14 @@ class Generator {
     m.name = name;
     m.type_name = title_case(name);
     const auto dir = o.at("direction").as_string();
-    if (dir != "toPlugin" && dir != "toEscouade")
-      fail(where, "direction must be toPlugin or toEscouade");
-    m.to_plugin = dir == "toPlugin";
+    if (dir != options_.to_peer && dir != options_.from_peer)
+      fail(where, "direction must be " + options_.to_peer + " or " + options_.from_peer);
+    m.to_peer = dir == options_.to_peer;
     m.notification = o.contains("notification") && o.at("notification").as_bool();
     m.timeout_explicit = o.contains("timeoutMs");
     m.timeout_ms = m.timeout_explicit ? o.at("timeoutMs").as_int64()
                                       : root_.at("x-defaultTimeoutMs").as_int64();
-    const auto& errs = as_object(root_.at("x-errors"), "x-errors");
+    const auto& errs = as_object(errors_root().at("x-errors"), "x-errors");
     if (auto* e = o.if_contains("errors")) {
       for (const auto& x : e->as_array()) {
         std::string en(x.as_string());
@@ -288,6 +339,7 @@ class Generator {
   }
 
   const json::object& root_;
+  GeneratorOptions options_;
   std::vector<Enum> enums_;
   std::vector<Struct> structs_;
   std::vector<Method> methods_;

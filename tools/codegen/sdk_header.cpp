@@ -387,7 +387,7 @@ class SdkWriter {
       if (!uses_only_taken(params) || !uses_only_taken(result)) continue;
       o << "struct " << m.type_name << " {\n"
         << "  static constexpr std::string_view kName = " << quote(m.name) << ";\n"
-        << "  static constexpr bool kToPlugin = " << (m.to_plugin ? "true" : "false") << ";\n"
+        << "  static constexpr bool kToPlugin = " << (m.to_peer ? "true" : "false") << ";\n"
         << "  static constexpr bool kNotification = " << (m.notification ? "true" : "false")
         << ";\n  static constexpr std::uint32_t kTimeoutMs = " << m.timeout_ms << ";\n"
         << "  using Params = " << params << ";\n  using Result = " << result << ";\n};\n\n";

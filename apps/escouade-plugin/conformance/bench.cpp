@@ -15,8 +15,11 @@
 #include "platform/keychain.hpp"
 #include "platform/reaper.hpp"
 #include "protocol/gen/methods.hpp"
+#include "runtime/process_program.hpp"
 #include "services/secrets.hpp"
+#include "services/setting_value.hpp"
 #include "services/settings.hpp"
+#include "supervisor/handshake.hpp"
 
 extern char** environ;
 
@@ -28,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kUsage = static_cast<int>(proto::ErrorCode::invalid_params);
+constexpr auto kUsage = proto::ErrorCode::invalid_params;
 
 // A folder of its own under the system's temporary folder, removed with its owner.
 class ScratchDir {
@@ -124,7 +127,7 @@ std::vector<std::string> plugin_env(const manifest::Manifest& m, const std::stri
   }
   env.push_back("ESCOUADE_PLUGIN_ID=" + m.id);
   env.push_back("ESCOUADE_PLUGIN_API=" + std::to_string(proto::kProtocolVersion));
-  env.push_back("ESCOUADE_VERSION=2.1.1");
+  env.push_back("ESCOUADE_VERSION=" + std::string(supervisor::kEscouadeVersion));
   env.push_back(std::string(kRunMarkVariable) + "=" + token);
   return env;
 }
@@ -155,7 +158,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
 
   ScratchDir scratch;
   if (scratch.path().empty()) {
-    return make_error(static_cast<int>(proto::ErrorCode::internal),
+    return make_error(proto::ErrorCode::internal,
                       "cannot make a temporary folder: " + std::string(std::strerror(errno)));
   }
   auto keychain = platform::make_file_keychain(scratch.path() / "keychain");
@@ -188,17 +191,23 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     processes.reaper = &*reaper;
     processes.known_children.insert(reaper->pid());
   }
-  services::ServiceContext services{loop.executor(), &workers, keychain.get(), &settings};
+  services::ServiceContext services{
+      {loop.executor(), &workers, keychain.get()}, {&workers, &settings}, {&workers}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
   served->journal = journal;
   served->masker = masker;
 
-  const bool runs = m->run.kind == manifest::RunKind::command;
+  // The host's own routing factory: processes for run.command.
+  runtime::ProcessProgramFactory process_programs(loop.executor(), processes);
+  runtime::ProgramRouter programs;
+  programs.route(runtime::RunKind::command, &process_programs);
+  auto [spec, declares_run] = runtime::program_of(*m);
+  spec.env = plugin_env(*m, token);
+  const bool runs = declares_run && programs.runs(spec.kind);
   std::exception_ptr failure;
   {
-    runtime::ProgramSpec spec{m->id, m->run.command, m->folder, plugin_env(*m, token)};
-    PluginLink link(loop.executor(), processes, services, served, std::move(spec));
+    PluginLink link(loop.executor(), programs, services, served, std::move(spec));
     BenchRun run(link, *m, options, token);
     run.set("manifest", Verdict::pass, m->id + " " + m->version + ", " + describe_manifest(*m));
     if (m->run.kind == manifest::RunKind::none) {
@@ -225,8 +234,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     try {
       std::rethrow_exception(failure);
     } catch (const std::exception& e) {
-      return make_error(static_cast<int>(proto::ErrorCode::internal),
-                        std::string("the bench failed: ") + e.what());
+      return make_error(proto::ErrorCode::internal, std::string("the bench failed: ") + e.what());
     }
   }
   report.journal = journal->tail(500);

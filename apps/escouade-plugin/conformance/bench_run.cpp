@@ -8,6 +8,7 @@
 #include "conformance/leftovers.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/gen/types.hpp"
+#include "supervisor/handshake.hpp"
 
 namespace escouade::conformance {
 
@@ -58,13 +59,13 @@ std::vector<CheckResult> BenchRun::results() const {
 std::optional<std::string> BenchRun::gone() const {
   if (died_) return died_;
   if (link_.exited()) {
-    return "because it exited earlier (" + link_.exit_status()->describe() + ")";
+    return "because it exited earlier (" + link_.exit_status()->reason + ")";
   }
   return std::nullopt;
 }
 
 void BenchRun::died_in(std::string_view name, const std::string& doing) {
-  const std::string status = link_.exit_status() ? link_.exit_status()->describe() : "ended";
+  const std::string status = link_.exit_status() ? link_.exit_status()->reason : "ended";
   std::string reason = "it exited (" + status + ") " + doing;
   const std::string err = link_.last_stderr();
   set(name, Verdict::fail, reason,
@@ -135,23 +136,14 @@ asio::awaitable<bool> BenchRun::handshake() {
     skip_rest("because it did not start");
     co_return false;
   }
-  proto::InitializeParams p;
-  p.protocol_version = proto::kProtocolVersion;
-  p.escouade.version = "2.1.1";
-  p.plugin.id = manifest_.id;
-  p.plugin.version = manifest_.version;
-  p.lang = "en";
-  json::value params = json::value_from(p);
-  params.as_object()["capabilities"] = json::object{
-      {"batch", true}, {"secrets", true}, {"settings", true}, {"log", true}, {"attach", true}};
-
+  const supervisor::HandshakeParties parties{manifest_.id, manifest_.version};
   const std::size_t since = link_.lines_seen();
-  CallOutcome o = co_await link_.call("initialize", std::move(params), options_.initialize_timeout);
+  json::value params = supervisor::initialize_params(parties);  // named: GCC 12 and co_await
+  CallOutcome o = co_await link_.call(std::string(proto::method::Initialize::kName),
+                                      std::move(params), options_.initialize_timeout);
   const SeenAnswer* seen = last_answer("initialize", since);
   const std::optional<std::string> line =
       seen ? std::optional<std::string>(seen->text) : std::nullopt;
-  const std::string this_speaks =
-      "this Escouade speaks version " + std::to_string(proto::kProtocolVersion);
 
   if (o.kind == CallOutcome::Kind::closed) {
     died_in("starts", "before answering initialize");
@@ -159,38 +151,19 @@ asio::awaitable<bool> BenchRun::handshake() {
     co_return false;
   }
   set("starts", Verdict::pass, "it started (pid " + std::to_string(link_.pid().value_or(-1)) + ")");
-  std::optional<std::string> failure;
-  if (o.kind == CallOutcome::Kind::timeout) {
-    failure = "it did not answer initialize within " +
-              std::to_string(options_.initialize_timeout.count() / 1000) + " s";
-    if (options_.initialize_timeout.count() % 1000 != 0) {
-      failure = "it did not answer initialize within " +
-                std::to_string(options_.initialize_timeout.count()) + " ms";
-    }
-  } else if (o.kind == CallOutcome::Kind::error) {
-    failure = "it answered initialize with the error " + std::to_string(o.error.code) + ": " +
-              quote(o.error.message);
-  } else {
-    const json::value* version =
-        o.result.is_object() ? o.result.as_object().if_contains("protocolVersion") : nullptr;
-    const json::value* caps =
-        o.result.is_object() ? o.result.as_object().if_contains("capabilities") : nullptr;
-    if (!version || !version->is_int64()) {
-      failure = "its answer to initialize gives no protocol version; " + this_speaks;
-    } else if (version->get_int64() != proto::kProtocolVersion) {
-      failure = "it speaks version " + std::to_string(version->get_int64()) + " of the protocol; " +
-                this_speaks;
-    } else if (!caps || !caps->is_object()) {
-      failure = "its answer to initialize has no capabilities object";
-    } else {
-      const json::value* batch = caps->as_object().if_contains("batch");
-      batch_ = batch && batch->is_bool() && batch->get_bool();
-      set("handshake", Verdict::pass,
-          "protocol " + std::to_string(proto::kProtocolVersion) + " in " +
-              std::to_string(std::chrono::duration_cast<ms>(o.elapsed).count()) +
-              " ms, capabilities " + quote(json::serialize(*caps)));
-      co_return true;
-    }
+  // The host's own judgment (supervisor/handshake.hpp); the bench also fails what the host only
+  // journals: an answer that breaks the schema.
+  const supervisor::HandshakeVerdict verdict =
+      supervisor::judge_initialize(o, options_.initialize_timeout);
+  const std::optional<std::string> failure = verdict.stop ? verdict.stop : verdict.fault;
+  if (!failure) {
+    const json::value* batch = verdict.result->capabilities.if_contains("batch");
+    batch_ = batch && batch->is_bool() && batch->get_bool();
+    set("handshake", Verdict::pass,
+        "protocol " + std::to_string(proto::kProtocolVersion) + " in " +
+            std::to_string(std::chrono::duration_cast<ms>(o.elapsed).count()) +
+            " ms, capabilities " + quote(json::serialize(verdict.result->capabilities)));
+    co_return true;
   }
   set("handshake", Verdict::fail, *failure, line);
   skip_rest("because handshake failed");
@@ -239,7 +212,7 @@ asio::awaitable<void> BenchRun::check_shutdown() {
         seen ? std::optional<std::string>(seen->text) : std::nullopt);
   } else if (o.kind == CallOutcome::Kind::closed && !seen) {
     set("shutdown", Verdict::fail,
-        "it exited (" + link_.exit_status()->describe() + ") without answering shutdown");
+        "it exited (" + link_.exit_status()->reason + ") without answering shutdown");
   }
   const auto left = kShutdownDelay - (std::chrono::steady_clock::now() - start);
   const bool ended =

@@ -68,21 +68,23 @@ bool is_refusal(int code) {
 
 }  // namespace
 
-PluginLink::PluginLink(asio::any_io_executor executor, runtime::ProcessContext& processes,
+PluginLink::PluginLink(asio::any_io_executor executor, runtime::ProgramFactory& programs,
                        const services::ServiceContext& services,
                        std::shared_ptr<services::ServedPlugin> plugin, runtime::ProgramSpec spec)
     : executor_(std::move(executor)),
       plugin_(std::move(plugin)),
-      program_(std::make_unique<runtime::ProcessProgram>(executor_, std::move(spec), processes)) {
+      kind_(spec.kind),
+      program_(programs.make(spec)) {
   session_ = std::make_unique<rpc::Session>(
       executor_,
       [this](std::string line) {
         outgoing(line);
-        program_->write_line(std::move(line));
+        if (program_) program_->write_line(std::move(line));
       },
       [this](std::string_view sentence) { plugin_->journal->warn(sentence); });
   session_->set_redactor([journal = plugin_->journal](std::string& text) { journal->mask(text); });
-  services::bind_services(*session_, services, plugin_);
+  run_ = std::make_unique<services::RunScope>(*session_);
+  services::bind_services(*session_, *run_, services, plugin_);
 }
 
 PluginLink::~PluginLink() {
@@ -107,23 +109,27 @@ Result<void> PluginLink::start() {
     stderr_tail_.push_back(std::move(kept));
     if (stderr_tail_.size() > kStderrKept) stderr_tail_.erase(stderr_tail_.begin());
   };
-  events.exited = [this](const runtime::ExitStatus& status) {
-    exit_ = status;
-    plugin_->journal->info("exited: " + status.describe());
+  events.exited = [this](const runtime::ProgramEnd& end) {
+    exit_ = end;
+    plugin_->journal->info("exited: " + end.reason);
     session_->close();
     wake();
   };
+  if (!program_) {
+    return Error{proto::ErrorCode::internal,
+                 "no program runs " + std::string(runtime::to_string(kind_)) + " plugins here"};
+  }
   auto started = program_->start(std::move(events));
   if (!started) {
     plugin_->journal->error("could not start: " + started.error().message);
     return started;
   }
-  plugin_->journal->info("started: pid " + std::to_string(program_->pid().value_or(-1)));
+  plugin_->journal->info("started: " + program_->describe());
   return {};
 }
 
 void PluginLink::stop() {
-  if (!exit_) program_->stop();
+  if (!exit_ && program_) program_->stop();
 }
 
 void PluginLink::close() {
@@ -142,7 +148,7 @@ void PluginLink::notify(std::string_view method, std::optional<json::value> para
 }
 
 void PluginLink::send_raw(std::string line) {
-  if (exit_) return;
+  if (exit_ || !program_) return;
   const proto::Parsed parsed = out_decoder_.decode(line);
   for (const auto& e : parsed.entries) {
     const auto* m = std::get_if<proto::Message>(&e);
@@ -192,7 +198,7 @@ std::vector<const SeenAnswer*> PluginLink::stray_answers(std::size_t since) cons
 
 bool PluginLink::leader_ended() const {
   if (exit_) return true;
-  const auto pid = program_->pid();
+  const auto pid = program_ ? program_->pid() : std::nullopt;
   if (!pid) return true;
   siginfo_t info{};
   if (::waitid(P_PID, static_cast<id_t>(*pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {

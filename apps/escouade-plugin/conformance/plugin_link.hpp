@@ -28,8 +28,9 @@
 #include "protocol/decode.hpp"
 #include "protocol/schema_validator.hpp"
 #include "rpc/session.hpp"
-#include "runtime/process_program.hpp"
+#include "runtime/program.hpp"
 #include "services/context.hpp"
+#include "services/run_scope.hpp"
 
 namespace escouade::conformance {
 
@@ -55,7 +56,8 @@ class PluginLink {
  public:
   using Clock = std::chrono::steady_clock;
 
-  PluginLink(boost::asio::any_io_executor executor, runtime::ProcessContext& processes,
+  // Its program comes from `programs` (the host's own routing factory), which outlives it.
+  PluginLink(boost::asio::any_io_executor executor, runtime::ProgramFactory& programs,
              const services::ServiceContext& services,
              std::shared_ptr<services::ServedPlugin> plugin, runtime::ProgramSpec spec);
   ~PluginLink();
@@ -102,10 +104,10 @@ class PluginLink {
   std::size_t calls_unanswered() const noexcept { return owed_.size(); }
 
   bool exited() const noexcept { return exit_.has_value(); }
-  const std::optional<runtime::ExitStatus>& exit_status() const noexcept { return exit_; }
+  const std::optional<runtime::ProgramEnd>& exit_status() const noexcept { return exit_; }
   // Whether the leader process has ended (a zombie counts), even before `exited` is delivered.
   bool leader_ended() const;
-  std::optional<int> pid() const { return program_->pid(); }
+  std::optional<int> pid() const { return program_ ? program_->pid() : std::nullopt; }
   // Its last lines of standard error (at most 5), for a reason.
   std::string last_stderr() const;
 
@@ -123,8 +125,10 @@ class PluginLink {
 
   boost::asio::any_io_executor executor_;
   std::shared_ptr<services::ServedPlugin> plugin_;
-  std::unique_ptr<runtime::Program> program_;
+  runtime::RunKind kind_;
+  std::unique_ptr<runtime::Program> program_;  // null when no factory runs its kind
   std::unique_ptr<rpc::Session> session_;
+  std::unique_ptr<services::RunScope> run_;  // what the plugin opens goes with the link
   proto::Decoder in_decoder_;
   proto::Decoder out_decoder_;
   proto::SchemaValidator validator_;
@@ -137,7 +141,7 @@ class PluginLink {
   std::vector<CallRecord> calls_;
   std::map<std::string, std::size_t> owed_;  // a call of the plugin's, by id text: its record
   std::vector<std::string> stderr_tail_;
-  std::optional<runtime::ExitStatus> exit_;
+  std::optional<runtime::ProgramEnd> exit_;
 
   // The one wait in progress (the checks run one after the other).
   std::function<void()> waiter_;

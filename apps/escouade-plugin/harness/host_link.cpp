@@ -3,6 +3,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <iostream>
 
+#include "protocol/wire_error.hpp"
+
 extern char** environ;
 
 namespace escouade::harness {
@@ -12,8 +14,8 @@ namespace json = boost::json;
 
 namespace {
 
-// Codes of the answers the host did not give itself (the protocol's own).
-constexpr int kRequestFailed = -32004;
+// The code of the answers the host did not give itself: the request failed on the way.
+constexpr int kRequestFailed = proto::wire_code(proto::ErrorCode::failed);
 
 std::string string_member(const json::value* params, std::string_view name) {
   if (!params || !params->is_object()) return {};
@@ -46,7 +48,8 @@ Result<void> HostLink::start(const std::filesystem::path& program,
   spec.command.insert(spec.command.end(), args.begin(), args.end());
   for (char** e = environ; e && *e; ++e)
     spec.env.emplace_back(*e);
-  program_ = std::make_unique<runtime::ProcessProgram>(io_.get_executor(), spec, context_);
+  runtime::ProcessProgramFactory programs(io_.get_executor(), context_);
+  program_ = programs.make(spec);
 
   session_ = std::make_unique<rpc::Session>(
       io_.get_executor(), [this](std::string line) { program_->write_line(std::move(line)); },
@@ -66,7 +69,7 @@ Result<void> HostLink::start(const std::filesystem::path& program,
   ev.error_line = [this](std::string_view line) {
     if (events_.stderr_line) events_.stderr_line(line);
   };
-  ev.exited = [this](const runtime::ExitStatus& status) {
+  ev.exited = [this](const runtime::ProgramEnd& status) {
     running_ = false;
     exit_ = status;
     session_->close();

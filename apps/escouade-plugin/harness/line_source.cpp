@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "protocol/gen/errors.hpp"
+
 namespace escouade::harness {
 
 namespace asio = boost::asio;
@@ -27,7 +29,7 @@ void split_lines(std::istream& in, std::deque<std::string>& out) {
 
 Result<std::unique_ptr<LineSource>> LineSource::open_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{-32005, "cannot read the scenario " + file.string()};
+  if (!in) return Error{proto::ErrorCode::not_found, "cannot read the scenario " + file.string()};
   std::unique_ptr<LineSource> s(new LineSource());
   s->name_ = file.filename().string();
   split_lines(in, s->lines_);

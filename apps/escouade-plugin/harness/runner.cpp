@@ -16,6 +16,8 @@ namespace escouade::harness {
 namespace asio = boost::asio;
 namespace json = boost::json;
 namespace fs = std::filesystem;
+namespace hp = proto::host;
+namespace method = proto::host::method;
 using std::chrono::milliseconds;
 
 namespace {
@@ -26,20 +28,11 @@ constexpr milliseconds kShutdownLimit{15'000};
 // How often the journals are looked at.
 constexpr milliseconds kJournalPoll{50};
 
-std::string joined(const json::value& v) {
+std::string joined(const std::vector<std::string>& words) {
   std::string out;
-  if (const auto* a = v.if_array()) {
-    for (const auto& e : *a)
-      out += (out.empty() ? "" : ", ") + (e.is_string() ? std::string(e.get_string()) : "?");
-  }
+  for (const auto& w : words)
+    out += (out.empty() ? "" : ", ") + w;
   return out;
-}
-
-std::string text_member(const json::value& v, std::string_view name) {
-  const auto* o = v.if_object();
-  const json::value* m = o ? o->if_contains(name) : nullptr;
-  if (!m || m->is_null()) return {};
-  return m->is_string() ? std::string(m->get_string()) : json::serialize(*m);
 }
 
 }  // namespace
@@ -56,9 +49,9 @@ RunSession::RunSession(asio::io_context& io, const RunOptions& options, const fs
                              print_.status(s.id, s.state, s.reason);
                            },
                            [this](std::string_view line) { print_.host_line(line); },
-                           [this](const runtime::ExitStatus& status) {
+                           [this](const runtime::ProgramEnd& end) {
                              if (shut_down_) return;
-                             fail("escouade-host ended: " + status.describe());
+                             fail("escouade-host ended: " + end.reason);
                              if (source_) source_->stop();
                            }}),
       journals_(data_dir / "plugin-logs",
@@ -105,45 +98,43 @@ bool RunSession::start_host(const std::vector<std::string>& args) {
   return true;
 }
 
-json::value RunSession::project_json(bool with_folder) const {
-  json::object p{
-      {"id", options_.project}, {"name", options_.project}, {"private", options_.is_private}};
+hp::HostProject RunSession::project(bool with_folder) const {
+  hp::HostProject p;
+  p.id = options_.project;
+  p.name = options_.project;
+  p.private_ = options_.is_private;
   if (with_folder && !options_.project_folder.empty()) {
-    p["folder"] = fs::absolute(options_.project_folder).string();
+    p.folder = fs::absolute(options_.project_folder).string();
   }
   return p;
-}
-
-asio::awaitable<HostAnswer> RunSession::host(std::string method, json::value params,
-                                             milliseconds limit) {
-  co_return co_await link_.call(std::move(method), std::move(params), limit);
 }
 
 asio::awaitable<void> RunSession::setup() {
   for (const auto& folder : options_.folders) {
     const std::string path = fs::absolute(folder).lexically_normal().string();
     print_.step("load " + path);
-    json::value params = json::object{{"folder", path}};
-    auto loaded = co_await host("host/load", std::move(params), kHostLimit);
+    // Params are named, never temporaries, in a co_await: GCC 12 destroys such a temporary
+    // twice (it did here, a double free).
+    const hp::LoadParams params{path};
+    auto loaded = co_await link_.call<method::HostLoad>(params, kHostLimit);
     ++steps_;
     if (!loaded.ok()) {
-      fail("refused: " + loaded.error_message);
+      fail("refused: " + loaded.answer.error_message);
       continue;
     }
-    const std::string id = text_member(loaded.result, "id");
-    std::string run = text_member(loaded.result, "run");
-    print_.outcome(id + " " + text_member(loaded.result, "version") + ", run " +
-                   (run.empty() ? "none (declarative)" : run) + ", activation [" +
-                   joined(loaded.result.at("activation")) + "]");
-    context_.plugins.push_back(id);
+    const hp::Loaded& l = loaded.result;
+    print_.outcome(l.id + " " + l.version + ", run " +
+                   (l.run ? std::string(hp::to_string(*l.run)) : "none (declarative)") +
+                   ", activation [" + joined(l.activation) + "]");
+    context_.plugins.push_back(l.id);
   }
   for (const auto& id : context_.plugins) {
     print_.step("enable " + id + " for project " + options_.project +
                 (options_.is_private ? " (private)" : ""));
     ++steps_;
-    json::value params = json::object{{"id", id}, {"project", project_json(true)}};
-    auto enabled = co_await host("host/enable", std::move(params), kHostLimit);
-    if (!enabled.ok()) fail(enabled.error_message);
+    const hp::EnableParams params{id, project(true)};
+    auto enabled = co_await link_.call<method::HostEnable>(params, kHostLimit);
+    if (!enabled.ok()) fail(enabled.answer.error_message);
   }
   for (const auto& s : options_.secrets) {
     ++steps_;
@@ -154,9 +145,9 @@ asio::awaitable<void> RunSession::setup() {
       continue;
     }
     print_.step("secret " + a->id + ":" + a->name);
-    json::value params = json::object{{"id", a->id}, {"key", a->name}, {"value", a->value}};
-    auto kept = co_await host("host/secrets/set", std::move(params), kHostLimit);
-    if (!kept.ok()) fail(kept.error_message);
+    const hp::SecretSetParams params{a->id, a->name, a->value};
+    auto kept = co_await link_.call<method::HostSecretsSet>(params, kHostLimit);
+    if (!kept.ok()) fail(kept.answer.error_message);
   }
   // One host/settings/set per plugin, all its values at once.
   std::map<std::string, json::object> settings;
@@ -173,9 +164,9 @@ asio::awaitable<void> RunSession::setup() {
   for (auto& [id, values] : settings) {
     ++steps_;
     print_.step("settings " + id + " " + json::serialize(values));
-    json::value params = json::object{{"id", id}, {"values", values}};
-    auto set = co_await host("host/settings/set", std::move(params), kHostLimit);
-    if (!set.ok()) fail(set.error_message);
+    const hp::SettingsSetParams params{id, values};
+    auto set = co_await link_.call<method::HostSettingsSet>(params, kHostLimit);
+    if (!set.ok()) fail(set.answer.error_message);
   }
 }
 
@@ -200,9 +191,10 @@ asio::awaitable<void> RunSession::play(LineSource& source) {
 asio::awaitable<void> RunSession::finish() {
   if (link_.running()) {
     print_.step("shutdown");
-    auto done = co_await host("host/shutdown", nullptr, kShutdownLimit);
+    const hp::NoParams none{};
+    auto done = co_await link_.call<method::HostShutdown>(none, kShutdownLimit);
     shut_down_ = true;
-    if (!done.ok()) fail(done.error_message);
+    if (!done.ok()) fail(done.answer.error_message);
     asio::steady_timer t(io_);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownLimit;
     while (link_.running() && std::chrono::steady_clock::now() < deadline) {

@@ -7,13 +7,15 @@
 #include <charconv>
 #include <utility>
 
+#include "protocol/gen/errors.hpp"
+
 namespace escouade::harness {
 
 namespace json = boost::json;
 
 namespace {
 
-constexpr int kInvalid = -32602;
+constexpr auto kInvalid = proto::ErrorCode::invalid_params;
 constexpr std::int64_t kDefaultJournalLines = 20;
 
 struct Named {

@@ -66,10 +66,12 @@ class RunSession {
   boost::asio::awaitable<void> journal(const Step& step);
   boost::asio::awaitable<void> simple(const Step& step);
   void expectation(const Step& step, const boost::json::value& result);
+  // One plugin's status, or nullopt (the step failed, and said why).
+  boost::asio::awaitable<std::optional<proto::host::PluginStatus>> status_of(const std::string& id);
+  // A step whose argument is the params of M as they are: read into them, then called.
+  template <class M>
+  boost::asio::awaitable<HostAnswer> typed_step(const boost::json::value& arg);
 
-  // A host/* call, with the host's answer, or the reason none came.
-  boost::asio::awaitable<HostAnswer> host(std::string method, boost::json::value params,
-                                          std::chrono::milliseconds limit);
   // Waits `ms`, showing journals and status changes meanwhile.
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds ms);
   // Waits for a host/statusChanged of `id`, received from the `from`th on, whose state is one
@@ -78,7 +80,8 @@ class RunSession {
       const std::string& id, const std::vector<std::string>& states, std::size_t from,
       std::chrono::milliseconds limit);
   void follow_journals();
-  boost::json::value project_json(bool with_folder) const;
+  // The project of the options, as host/enable and the facts name it.
+  proto::host::HostProject project(bool with_folder) const;
 
   boost::asio::io_context& io_;
   const RunOptions& options_;
@@ -98,5 +101,20 @@ class RunSession {
   bool shut_down_ = false;
   bool following_ = false;  // the journals are followed (follow_journals)
 };
+
+template <class M>
+boost::asio::awaitable<HostAnswer> RunSession::typed_step(const boost::json::value& arg) {
+  using proto::read_value;
+  typename M::Params params{};
+  proto::ReadContext ctx;
+  if (!read_value(arg, params, ctx)) {
+    HostAnswer refused;
+    refused.error_code = proto::wire_code(proto::ErrorCode::invalid_params);
+    refused.error_message = "not the params of " + std::string(M::kName) + ": " + ctx.message();
+    co_return refused;
+  }
+  auto typed = co_await link_.call<M>(params, std::chrono::milliseconds(30'000));
+  co_return typed.answer;
+}
 
 }  // namespace escouade::harness

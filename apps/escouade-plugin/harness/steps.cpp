@@ -6,6 +6,7 @@
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 #include <ctime>
 
 #include "harness/session.hpp"
@@ -16,6 +17,9 @@ namespace escouade::harness {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+namespace hp = proto::host;
+namespace method = proto::host::method;
+using proto::read_value;  // and, by ADL, the host protocol's
 using std::chrono::milliseconds;
 
 namespace {
@@ -121,7 +125,7 @@ asio::awaitable<void> RunSession::fact(const Step& step) {
   if (!f.contains("version")) f["version"] = 1;
   if (!f.contains("seq")) f["seq"] = next_seq_++;
   if (!f.contains("at")) f["at"] = now_rfc3339();
-  if (!f.contains("project")) f["project"] = project_json(false);
+  if (!f.contains("project")) f["project"] = json::value_from(project(false));
   if (!f.contains("data")) f["data"] = json::object();
   const json::value data = f["data"];
   print_.step("fact " + text(at(step.arg, "name")) + " #" + text(f.if_contains("seq")) + " " +
@@ -129,25 +133,22 @@ asio::awaitable<void> RunSession::fact(const Step& step) {
   json::value fact_value(std::move(f));
   proto::Fact checked;
   proto::ReadContext ctx;
-  if (!proto::read_value(fact_value, checked, ctx)) {
+  if (!read_value(fact_value, checked, ctx)) {
     fail("not a fact of protocol 1: " + ctx.message("fact"));
     co_return;
   }
-  json::value params = json::object{{"fact", fact_value}};
-  auto a = co_await host("host/publish", std::move(params), kHostLimit);
+  const hp::PublishParams published{std::move(checked)};  // named: see runner.cpp's setup
+  auto a = co_await link_.call<method::HostPublish>(published, kHostLimit);
   flush_journals();
   if (!a.ok()) {
-    fail("refused: " + a.error_message);
+    fail("refused: " + a.answer.error_message);
     co_return;
   }
-  const json::value* delivered = at(a.result, "delivered");
   std::string to;
-  if (delivered && delivered->is_array()) {
-    for (const auto& id : delivered->as_array())
-      to += (to.empty() ? "" : ", ") + text(&id);
-  }
+  for (const auto& id : a.result.delivered)
+    to += (to.empty() ? "" : ", ") + id;
   print_.outcome(to.empty() ? "delivered to no plugin" : "delivered to " + to);
-  expectation(step, a.result);
+  expectation(step, a.answer.result);
 }
 
 asio::awaitable<void> RunSession::decide(const Step& step) {
@@ -159,35 +160,31 @@ asio::awaitable<void> RunSession::decide(const Step& step) {
   }
   json::object& request = params["request"].as_object();
   if (!request.contains("id")) request["id"] = "r-" + std::to_string(next_request_++);
-  if (!params.contains("project")) params["project"] = project_json(false);
+  if (!params.contains("project")) params["project"] = json::value_from(project(false));
   print_.step("decide " + describe_request(params["request"]));
   json::value params_value(std::move(params));
   proto::DecideParams checked;
   proto::ReadContext ctx;
-  if (!proto::read_value(params_value, checked, ctx)) {
+  if (!read_value(params_value, checked, ctx)) {
     fail("not a permission request of protocol 1: " + ctx.message("decide"));
     co_return;
   }
-  auto a = co_await host("host/decide", std::move(params_value), kDecideLimit);
+  auto a = co_await link_.call<method::HostDecide>(checked, kDecideLimit);
   flush_journals();
   if (!a.ok()) {
-    fail("host/decide: " + a.error_message);
+    fail("host/decide: " + a.answer.error_message);
     co_return;
   }
-  const std::string message = text(at(a.result, "message"));
-  print_.outcome(text(at(a.result, "decision")) + (message.empty() ? "" : ": " + message));
-  const json::value* by = at(a.result, "by");
-  if (!by || !by->is_array() || by->as_array().empty()) {
-    print_.detail("no plugin took part: the user is asked");
-  } else {
-    for (const auto& part : by->as_array()) {
-      std::string line = text(at(part, "id")) + ": " + text(at(part, "decision"));
-      if (auto m = text(at(part, "message")); !m.empty()) line += ": " + m;
-      if (auto r = text(at(part, "reason")); !r.empty()) line += " (" + r + ")";
-      print_.detail(line);
-    }
+  const hp::HostDecision& d = a.result;
+  print_.outcome(std::string(hp::to_string(d.decision)) + (d.message ? ": " + *d.message : ""));
+  if (d.by.empty()) print_.detail("no plugin took part: the user is asked");
+  for (const auto& part : d.by) {
+    std::string line = part.id + ": " + std::string(hp::to_string(part.decision));
+    if (part.message && !part.message->empty()) line += ": " + *part.message;
+    if (part.reason && !part.reason->empty()) line += " (" + *part.reason + ")";
+    print_.detail(line);
   }
-  expectation(step, a.result);
+  expectation(step, a.answer.result);
 }
 
 asio::awaitable<void> RunSession::call(const Step& step) {
@@ -195,9 +192,16 @@ asio::awaitable<void> RunSession::call(const Step& step) {
   const json::value* params = o.if_contains("params");
   print_.step("call " + text(o.if_contains("id")) + " " + text(o.if_contains("method")) +
               (params ? " " + json::serialize(*params) : ""));
+  hp::CallParams checked;
+  proto::ReadContext ctx;
+  if (!read_value(step.arg, checked, ctx)) {
+    fail("not a call of host/call: " + ctx.message("call"));
+    co_return;
+  }
   milliseconds limit = kHostLimit;
-  if (const json::value* t = o.if_contains("timeoutMs")) limit += milliseconds(t->as_int64());
-  auto a = co_await host("host/call", step.arg, limit);
+  if (checked.timeout_ms) limit += milliseconds(*checked.timeout_ms);
+  auto typed = co_await link_.call<method::HostCall>(checked, limit);
+  const HostAnswer& a = typed.answer;
   flush_journals();
   json::object seen;
   if (a.ok()) {
@@ -216,49 +220,55 @@ asio::awaitable<void> RunSession::call(const Step& step) {
 }
 
 asio::awaitable<void> RunSession::status(const Step& step) {
-  json::object params;
-  if (step.arg.is_string()) params["id"] = step.arg;
-  print_.step(step.arg.is_string() ? "status " + text(&step.arg) : "status");
-  auto a = co_await host("host/status", std::move(params), kHostLimit);
+  hp::StatusParams params;
+  if (step.arg.is_string()) params.id = std::string(step.arg.get_string());
+  print_.step(params.id ? "status " + *params.id : "status");
+  auto a = co_await link_.call<method::HostStatus>(params, kHostLimit);
   if (!a.ok()) {
-    fail(a.error_message);
+    fail(a.answer.error_message);
     co_return;
   }
-  if (!a.result.is_array() || a.result.as_array().empty()) print_.outcome("no plugin");
-  if (!a.result.is_array()) co_return;
-  for (const auto& s : a.result.as_array()) {
-    std::string line = text(at(s, "id")) + ": " + text(at(s, "state"));
-    if (auto pid = text(at(s, "pid")); !pid.empty()) line += ", pid " + pid;
-    line += ", crashes " + text(at(s, "crashes"));
-    if (auto r = text(at(s, "reason")); !r.empty()) line += ", " + r;
+  if (a.result.empty()) print_.outcome("no plugin");
+  for (const auto& s : a.result) {
+    std::string line = s.id + ": " + std::string(hp::to_string(s.state));
+    if (s.pid) line += ", pid " + std::to_string(*s.pid);
+    line += ", crashes " + std::to_string(s.crashes);
+    if (s.reason) line += ", " + *s.reason;
     print_.outcome(line);
   }
+}
+
+asio::awaitable<std::optional<hp::PluginStatus>> RunSession::status_of(const std::string& id) {
+  hp::StatusParams params;
+  params.id = id;
+  auto a = co_await link_.call<method::HostStatus>(params, kHostLimit);
+  if (!a.ok()) {
+    fail(a.answer.error_message);
+    co_return std::nullopt;
+  }
+  if (a.result.empty()) {
+    fail("escouade-host gave no status for " + id);
+    co_return std::nullopt;
+  }
+  co_return a.result.front();
 }
 
 asio::awaitable<void> RunSession::kill(const Step& step) {
   const std::string id = text(&step.arg);
   print_.step("kill " + id);
-  json::value params = json::object{{"id", id}};
-  auto a = co_await host("host/status", std::move(params), kHostLimit);
-  const json::value* entry = a.ok() && a.result.is_array() && !a.result.as_array().empty()
-                                 ? &a.result.as_array()[0]
-                                 : nullptr;
-  const json::value* pid = entry ? at(*entry, "pid") : nullptr;
-  if (!a.ok()) {
-    fail(a.error_message);
+  const auto status = co_await status_of(id);
+  if (!status) co_return;
+  if (!status->pid || *status->pid <= 1) {
+    fail(id + " has no process to kill (it is " + std::string(hp::to_string(status->state)) + ")");
     co_return;
   }
-  if (!pid || !pid->is_int64() || pid->get_int64() <= 1) {
-    fail(id + " has no process to kill (it is " + text(entry ? at(*entry, "state") : nullptr) +
-         ")");
-    co_return;
-  }
+  const std::int64_t pid = *status->pid;
   const std::size_t from = changes_.size();
-  if (::kill(static_cast<pid_t>(pid->get_int64()), SIGKILL) != 0) {
-    fail("cannot kill pid " + text(pid));
+  if (::kill(static_cast<pid_t>(pid), SIGKILL) != 0) {
+    fail("cannot kill pid " + std::to_string(pid));
     co_return;
   }
-  print_.outcome("SIGKILL to pid " + text(pid));
+  print_.outcome("SIGKILL to pid " + std::to_string(pid));
   const std::vector<std::string> crashed{"restarting", "stopped"};
   auto seen = co_await status_change(id, crashed, from, kCrashSeen);
   if (!seen) {
@@ -273,16 +283,9 @@ asio::awaitable<void> RunSession::await_state(const Step& step) {
   const std::string state = text(at(step.arg, "state"));
   print_.step("await " + id + " " + state);
   const std::size_t from = changes_.size();
-  json::value params = json::object{{"id", id}};
-  auto a = co_await host("host/status", std::move(params), kHostLimit);
-  if (!a.ok()) {
-    fail(a.error_message);
-    co_return;
-  }
-  std::string now;
-  if (a.result.is_array() && !a.result.as_array().empty()) {
-    now = text(at(a.result.as_array()[0], "state"));
-  }
+  const auto status = co_await status_of(id);
+  if (!status) co_return;
+  const std::string now(hp::to_string(status->state));
   // Nothing starts an idle, stopped or switched off plugin while the harness waits.
   if (now != state && (now == "idle" || now == "stopped" || now == "disabled")) {
     fail(id + " is " + now + ": it will not become " + state + " by itself");
@@ -299,37 +302,38 @@ asio::awaitable<void> RunSession::await_state(const Step& step) {
 asio::awaitable<void> RunSession::journal(const Step& step) {
   const std::string id = text(at(step.arg, "id"));
   print_.step("journal " + id + " (last " + text(at(step.arg, "lines")) + " lines)");
-  auto a = co_await host("host/journal", step.arg, kHostLimit);
+  hp::JournalParams params;
+  proto::ReadContext ctx;
+  if (!read_value(step.arg, params, ctx)) {
+    fail("not a journal step: " + ctx.message("journal"));
+    co_return;
+  }
+  auto a = co_await link_.call<method::HostJournal>(params, kHostLimit);
   if (!a.ok()) {
-    fail(a.error_message);
+    fail(a.answer.error_message);
     co_return;
   }
-  const json::value* lines = at(a.result, "lines");
-  if (!lines || !lines->is_array() || lines->as_array().empty()) {
-    print_.outcome("(empty)");
-    co_return;
-  }
-  for (const auto& l : lines->as_array())
-    print_.detail(text(&l));
+  if (a.result.lines.empty()) print_.outcome("(empty)");
+  for (const auto& l : a.result.lines)
+    print_.detail(l);
 }
 
 asio::awaitable<void> RunSession::simple(const Step& step) {
-  std::string method;
-  json::value params;
+  HostAnswer a;
   if (step.kind == StepKind::restart) {
     print_.step("restart " + text(&step.arg));
-    method = "host/restart";
-    params = json::object{{"id", step.arg}};
-  } else if (step.kind == StepKind::secret) {
-    print_.step("secret " + text(at(step.arg, "id")) + ":" + text(at(step.arg, "key")));
-    method = "host/secrets/set";
-    params = step.arg;
+    const hp::PluginRef plugin{text(&step.arg)};
+    auto typed = co_await link_.call<method::HostRestart>(plugin, kHostLimit);
+    a = typed.answer;
   } else {
-    print_.step("settings " + text(at(step.arg, "id")) + " " + text(at(step.arg, "values")));
-    method = "host/settings/set";
-    params = step.arg;
+    if (step.kind == StepKind::secret) {
+      print_.step("secret " + text(at(step.arg, "id")) + ":" + text(at(step.arg, "key")));
+      a = co_await typed_step<method::HostSecretsSet>(step.arg);
+    } else {
+      print_.step("settings " + text(at(step.arg, "id")) + " " + text(at(step.arg, "values")));
+      a = co_await typed_step<method::HostSettingsSet>(step.arg);
+    }
   }
-  auto a = co_await host(method, std::move(params), kHostLimit);
   flush_journals();
   if (!a.ok()) {
     fail(a.error_message);

@@ -25,11 +25,11 @@ constexpr std::string_view kManifestTemplate = "escouade-plugin.json";
 constexpr std::string_view kGitignoreTemplate = "gitignore";
 
 Error refusal(std::string message) {
-  return Error{static_cast<int>(proto::ErrorCode::invalid_params), std::move(message)};
+  return Error{proto::ErrorCode::invalid_params, std::move(message)};
 }
 
 Error failure(std::string message) {
-  return Error{static_cast<int>(proto::ErrorCode::internal), std::move(message)};
+  return Error{proto::ErrorCode::internal, std::move(message)};
 }
 
 std::string_view template_text(std::string_view path) {

@@ -1,4 +1,4 @@
-#include "journal/escape.hpp"
+#include "base/quote.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,26 @@ namespace {
 
 constexpr std::size_t kNoLimit = std::numeric_limits<std::size_t>::max();
 const std::string kEllipsis = "\xE2\x80\xA6";
+
+TEST(QuoteName, WritesAStringAsJsonDoes) {
+  EXPECT_EQ(quote_name("data/words.txt"), R"("data/words.txt")");
+  EXPECT_EQ(quote_name(""), R"("")");
+  EXPECT_EQ(quote_name("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(quote_name("line\nnext\ttab\r"), R"("line\nnext\ttab\r")");
+  EXPECT_EQ(quote_name(std::string_view("nul\0one\x01", 8)), R"("nul\u0000one\u0001")");
+  EXPECT_EQ(quote_name("caf\xC3\xA9"), "\"caf\xC3\xA9\"");
+  EXPECT_EQ(quote_name("bad\xFF"
+                       "byte"),
+            "\"bad\xEF\xBF\xBD"
+            "byte\"");
+  EXPECT_EQ(quote_name("del\x7F"), R"("del\u007F")");
+}
+
+TEST(QuoteName, CutsALongTextAtACharacterAndSaysHowLongItWas) {
+  EXPECT_EQ(quote_name("abcdef", 3), "\"abc\"\xE2\x80\xA6 (6 bytes)");
+  EXPECT_EQ(quote_name("ab\xC3\xA9", 3), "\"ab\xC3\xA9\"");  // the character is kept whole
+  EXPECT_EQ(quote_name("abc", 3), R"("abc")");
+}
 
 TEST(QuoteForJournal, KeepsAShortTextWhole) {
   EXPECT_EQ(quote_for_journal("hello", 200), "hello");

@@ -1,12 +1,13 @@
 // For keychain_test: runs calls of the Secret Service backend on one name, in a process of its
 // own whose DBUS_SESSION_BUS_ADDRESS the test chose. Its arguments are the calls, in order:
 // get, set (of a fixed value) or remove. It prints one line each: "<call> ok" (get adds "kept"
-// or "none") or "<call> error <code> <message>", never a value, and exits 0 when every call
-// failed, 1 otherwise, 2 on an unknown argument.
+// or "none") or "<call> error <kind> <message>" (platform/errors.hpp), never a value, and exits 0
+// when every call failed, 1 otherwise, 2 on an unknown argument.
 
 #include <iostream>
 #include <string>
 
+#include "platform/errors.hpp"
 #include "platform/keychain.hpp"
 
 int main(int argc, char** argv) {
@@ -19,7 +20,13 @@ int main(int argc, char** argv) {
       return;
     }
     ++failures;
-    std::cout << call << " error " << result.error().code << ' ' << result.error().message << '\n';
+    const auto& code = result.error().code;
+    std::cout << call << " error "
+              << (code.category() == escouade::platform::platform_category()
+                      ? escouade::platform::to_string(
+                            static_cast<escouade::platform::Errc>(code.value()))
+                      : code.to_string())
+              << ' ' << result.error().message << '\n';
   };
   for (int i = 1; i < argc; ++i) {
     const std::string call = argv[i];

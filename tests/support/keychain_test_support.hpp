@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/temp_dir.hpp"
-#include "platform/secret_service_session.hpp"
+#include "support/secret_service_session.hpp"
 
 namespace escouade::platform::testing {
 

@@ -1,4 +1,4 @@
-#include "platform/test_support.hpp"
+#include "support/process_test_support.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -6,7 +6,6 @@
 // answers too late or fails leaves it to the user (ask); the request is allowed only when every
 // plugin that took part allowed it. No plugin taking part: ask, as without plugins.
 
-#include <boost/json/object.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +13,7 @@
 
 #include "protocol/gen/types.hpp"
 
-namespace escouade::host {
+namespace escouade::policy {
 
 // One plugin's part in a decision.
 struct Vote {
@@ -34,10 +33,10 @@ struct Verdict {
   std::vector<Vote> by;  // in load order
 };
 
+// A plugin's answer as its part: allow, deny or ask.
+Vote::Kind vote_kind(proto::DecisionDecision d) noexcept;
+
 // `votes` in load order.
 Verdict combine(std::vector<Vote> votes);
 
-// {"decision", "message"?, "by": [{"id", "decision", "message"?, "reason"?}]}
-boost::json::object to_json(const Verdict& v);
-
-}  // namespace escouade::host
+}  // namespace escouade::policy

@@ -1,10 +1,8 @@
-#include "host/decision.hpp"
+#include "policy/decisions.hpp"
 
 #include <algorithm>
 
-namespace escouade::host {
-
-namespace json = boost::json;
+namespace escouade::policy {
 
 std::string_view to_string(Vote::Kind k) noexcept {
   switch (k) {
@@ -20,6 +18,18 @@ std::string_view to_string(Vote::Kind k) noexcept {
       return "error";
   }
   return "error";
+}
+
+Vote::Kind vote_kind(proto::DecisionDecision d) noexcept {
+  switch (d) {
+    case proto::DecisionDecision::allow:
+      return Vote::Kind::allow;
+    case proto::DecisionDecision::deny:
+      return Vote::Kind::deny;
+    case proto::DecisionDecision::ask:
+      break;
+  }
+  return Vote::Kind::ask;
 }
 
 Verdict combine(std::vector<Vote> votes) {
@@ -46,21 +56,4 @@ Verdict combine(std::vector<Vote> votes) {
   return v;
 }
 
-json::object to_json(const Verdict& v) {
-  json::object out;
-  out["decision"] = proto::to_string(v.decision);
-  if (v.message) out["message"] = *v.message;
-  json::array by;
-  for (const auto& x : v.by) {
-    json::object o;
-    o["id"] = x.id;
-    o["decision"] = to_string(x.kind);
-    if (x.message) o["message"] = *x.message;
-    if (!x.reason.empty()) o["reason"] = x.reason;
-    by.push_back(std::move(o));
-  }
-  out["by"] = std::move(by);
-  return out;
-}
-
-}  // namespace escouade::host
+}  // namespace escouade::policy

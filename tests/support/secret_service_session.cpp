@@ -1,4 +1,4 @@
-#include "platform/secret_service_session.hpp"
+#include "support/secret_service_session.hpp"
 
 #include <gio/gio.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "journal/escape.hpp"
+#include "base/quote.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -82,6 +82,56 @@ std::string quote_for_journal(std::string_view s, std::size_t max_chars) {
   std::size_t taken =
       append_escaped_for_journal(out, s, max_chars, std::numeric_limits<std::size_t>::max());
   if (taken < s.size()) out += kEllipsis;
+  return out;
+}
+
+std::string quote_name(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes) + 2);
+  out += '"';
+  std::size_t i = 0;
+  while (i < s.size() && i < max_bytes) {
+    const char ch = s[i];
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      if (const std::size_t n = multibyte_char_length(s.substr(i)); n > 0) {
+        out.append(s.substr(i, n));
+        i += n;
+      } else {
+        out += "\xEF\xBF\xBD";  // U+FFFD
+        ++i;
+      }
+      continue;
+    }
+    ++i;
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  if (i < s.size()) out += std::string(kEllipsis) + " (" + std::to_string(s.size()) + " bytes)";
   return out;
 }
 

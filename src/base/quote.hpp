@@ -1,10 +1,21 @@
 #pragma once
 
+// The one way the project quotes a text in a sentence for a person (the journal, an error's
+// message): quoted() for a name, a key or a path, as JSON writes a string; quote_for_journal()
+// for a whole line a plugin wrote, cut and escaped so that a journal line stays one line.
+
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace escouade {
+
+// `s` between double quotes, as JSON writes a string: `"`, `\` and control characters escaped
+// (\n, \t, \u0001...), a byte that is not UTF-8 as U+FFFD, everything else as it is:
+// "data/words.txt", "account:*". The result is valid UTF-8 on one line, fit for a journal and
+// for a message to a peer. Past `max_bytes` of `s` it is cut at a character and followed by how
+// long `s` was: "aaa…" (70000 bytes).
+std::string quote_name(std::string_view s, std::size_t max_bytes = std::string_view::npos);
 
 // How a text becomes part of one journal line, so that a line never splits in two and the journal
 // stays valid UTF-8 whatever a plugin wrote:

@@ -1,4 +1,4 @@
-#include "platform/keychain_test_support.hpp"
+#include "support/keychain_test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,0 +1,202 @@
+// The host/* methods (schema/host-protocol-1.json, docs/host-protocol.md), each bound with its
+// generated types to one small function: params that do not read into M::Params are answered
+// invalidParams naming the field by Session::serve, before any of these runs.
+
+#include <boost/json/value_from.hpp>
+
+#include "app_server.hpp"
+#include "protocol/gen/host_methods.hpp"
+
+namespace escouade::app {
+
+namespace json = boost::json;
+namespace hp = proto::host;
+namespace method = proto::host::method;
+
+namespace {
+
+constexpr std::size_t kJournalLines = 500;  // the Journal tab's, and the most host/journal gives
+
+void answer(rpc::Reply& reply, const Result<void>& r) {
+  if (r) {
+    reply.result(nullptr);
+  } else {
+    reply.error(r.error());
+  }
+}
+
+template <class T>
+void answer_with(rpc::Reply& reply, const T& result) {
+  reply.result(json::value_from(result));
+}
+
+hp::PluginState state_of(supervisor::State s) {
+  return *hp::plugin_state_from_string(supervisor::to_string(s));
+}
+
+host::Project project_of(const hp::HostProject& p) {
+  return host::Project{p.id, p.name, p.private_, p.folder.value_or(std::string())};
+}
+
+hp::HostDecision decision_of(const policy::Verdict& v) {
+  hp::HostDecision out;
+  out.decision = *hp::host_decision_decision_from_string(proto::to_string(v.decision));
+  out.message = v.message;
+  for (const auto& x : v.by) {
+    hp::Vote vote;
+    vote.id = x.id;
+    vote.decision = *hp::vote_decision_from_string(policy::to_string(x.kind));
+    vote.message = x.message;
+    if (!x.reason.empty()) vote.reason = x.reason;
+    out.by.push_back(std::move(vote));
+  }
+  return out;
+}
+
+hp::PluginStatus plugin_status(const supervisor::Status& s) {
+  hp::PluginStatus out;
+  out.id = s.id;
+  out.state = state_of(s.state);
+  if (s.pid) out.pid = *s.pid;
+  out.crashes = s.crashes;
+  if (!s.reason.empty()) out.reason = s.reason;
+  return out;
+}
+
+void load(host::Host& host, const hp::LoadParams& p, rpc::Reply reply) {
+  auto loaded = host.load(p.folder);
+  if (!loaded) return reply.error(loaded.error());
+  hp::Loaded out;
+  out.id = loaded->id;
+  out.version = loaded->version;
+  if (loaded->run) out.run = hp::loaded_run_from_string(*loaded->run);
+  out.activation = loaded->activation;
+  answer_with(reply, out);
+}
+
+void enable(host::Host& host, const hp::EnableParams& p, rpc::Reply reply) {
+  answer(reply, host.enable(p.id, project_of(p.project)));
+}
+
+void disable(host::Host& host, const hp::DisableParams& p, rpc::Reply reply) {
+  const std::string* id = std::get_if<std::string>(&p.project);
+  answer(reply, host.disable(p.id, id ? *id : std::get<hp::HostProject>(p.project).id));
+}
+
+void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply reply) {
+  auto delivered = host.publish(json::value_from(p.fact));
+  if (!delivered) {
+    return reply.error(Error{delivered.error().code, "params." + delivered.error().message});
+  }
+  answer_with(reply, hp::Published{*delivered});
+}
+
+void call(host::Host& host, const hp::CallParams& p, rpc::Reply reply) {
+  std::optional<json::value> params;
+  if (p.params && !p.params->is_null()) params = *p.params;
+  std::optional<std::chrono::milliseconds> timeout;
+  if (p.timeout_ms) {
+    if (*p.timeout_ms <= 0) {
+      return reply.error(proto::ErrorCode::invalid_params,
+                         "params.timeoutMs: a positive integer of milliseconds");
+    }
+    timeout = std::chrono::milliseconds(*p.timeout_ms);
+  }
+  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  host.call(p.id, p.method, std::move(params), timeout, [shared](Result<json::value> r) {
+    if (r) {
+      shared->result(std::move(*r));
+    } else {
+      shared->error(r.error());
+    }
+  });
+}
+
+void decide(host::Host& host, const proto::DecideParams& p, rpc::Reply reply) {
+  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  host.decide(p, [shared](Result<policy::Verdict> v) {
+    if (v) {
+      answer_with(*shared, decision_of(*v));
+    } else {
+      shared->error(v.error());
+    }
+  });
+}
+
+void set_secret(host::Host& host, const hp::SecretSetParams& p, rpc::Reply reply) {
+  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  host.set_secret(p.id, p.key, p.value, [shared](Result<void> r) { answer(*shared, r); });
+}
+
+void delete_secret(host::Host& host, const hp::SecretParams& p, rpc::Reply reply) {
+  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  host.delete_secret(p.id, p.key, [shared](Result<void> r) { answer(*shared, r); });
+}
+
+void set_settings(host::Host& host, const hp::SettingsSetParams& p, rpc::Reply reply) {
+  answer(reply, host.set_settings(p.id, p.values));
+}
+
+void restart(host::Host& host, const hp::PluginRef& p, rpc::Reply reply) {
+  answer(reply, host.restart(p.id));
+}
+
+void status(host::Host& host, const hp::StatusParams& p, rpc::Reply reply) {
+  auto all = host.status(p.id ? std::optional<std::string_view>(*p.id) : std::nullopt);
+  if (!all) return reply.error(all.error());
+  std::vector<hp::PluginStatus> out;
+  for (const auto& s : *all)
+    out.push_back(plugin_status(s));
+  answer_with(reply, out);
+}
+
+void journal(host::Host& host, const hp::JournalParams& p, rpc::Reply reply) {
+  std::size_t lines = kJournalLines;
+  if (p.lines) {
+    if (*p.lines <= 0)
+      return reply.error(proto::ErrorCode::invalid_params, "params.lines: a positive integer");
+    lines = static_cast<std::size_t>(*p.lines);
+  }
+  auto tail = host.journal(p.id, std::min(lines, kJournalLines));
+  if (!tail) return reply.error(tail.error());
+  answer_with(reply, hp::JournalLines{*tail});
+}
+
+}  // namespace
+
+void AppServer::bind(host::Host& h) {
+  host_ = &h;
+  const auto on = [&h](auto f) {
+    return [&h, f](const auto& params, rpc::Reply reply) { f(h, params, std::move(reply)); };
+  };
+  session_.serve<method::HostLoad>(on(load));
+  session_.serve<method::HostEnable>(on(enable));
+  session_.serve<method::HostDisable>(on(disable));
+  session_.serve<method::HostPublish>(on(publish));
+  session_.serve<method::HostCall>(on(call));
+  session_.serve<method::HostDecide>(on(decide));
+  session_.serve<method::HostSecretsSet>(on(set_secret));
+  session_.serve<method::HostSecretsDelete>(on(delete_secret));
+  session_.serve<method::HostSettingsSet>(on(set_settings));
+  session_.serve<method::HostRestart>(on(restart));
+  session_.serve<method::HostStatus>(on(status));
+  session_.serve<method::HostJournal>(on(journal));
+  session_.serve<method::HostShutdown>([this](const auto&, rpc::Reply reply) {
+    auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+    closing_ = true;
+    host_->shutdown([this, shared] {
+      shared->result(nullptr);
+      close_host();
+    });
+  });
+}
+
+void AppServer::status_changed(const supervisor::Status& s) {
+  hp::StatusChange change;
+  change.id = s.id;
+  change.state = state_of(s.state);
+  if (!s.reason.empty()) change.reason = s.reason;
+  session_.notify(method::HostStatusChanged::kName, json::value_from(change));
+}
+
+}  // namespace escouade::app

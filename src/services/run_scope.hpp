@@ -1,0 +1,78 @@
+#pragma once
+
+// What one run of a plugin's program owns: made when the program's session is bound, ended when
+// the program ends (a crash, a stop, a restart: each new program gets a new scope). A service
+// that opens something for the plugin (a timer of timer/set, a stream of net/stream, a socket of
+// ws/open, a child of proc/spawn) gives it to the scope, and it goes with the instance (spec:
+// timer/set, "It goes with the instance"). A handler that answers and later has more to say (a
+// timer that fires, a chunk that arrives) keeps a PluginChannel: it sends notifications to the
+// plugin of that run after the handler returned, and does nothing once the run has ended.
+//
+// Thread: the host's. A RunScope lives no longer than the session it was made for.
+
+#include <boost/json/value.hpp>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "base/lifeline.hpp"
+#include "rpc/session.hpp"
+
+namespace escouade::services {
+
+class RunScope;
+
+// The plugin of one run, as a handler keeps it. Copyable; outlives its scope harmlessly.
+class PluginChannel {
+ public:
+  // Sends a notification to the plugin; false, and nothing sent, once the run has ended.
+  bool notify(std::string_view method, boost::json::value params) const;
+  // Whether the run it was made for still goes on.
+  bool open() const;
+
+ private:
+  friend class RunScope;
+  PluginChannel(Lifeline::Token run, rpc::Session* session)
+      : run_(std::move(run)), session_(session) {}
+  Lifeline::Token run_;
+  rpc::Session* session_;
+};
+
+class RunScope {
+ public:
+  explicit RunScope(rpc::Session& session) : session_(session) {}
+  // Ends the run: every channel closes first, then what was given is ended, the last given
+  // first.
+  ~RunScope();
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+
+  PluginChannel channel() const { return PluginChannel(lifeline_.token(), &session_); }
+
+  // Keeps `thing` until the run ends (or until release() gives it back); returns it.
+  template <class T>
+  T& hold(std::unique_ptr<T> thing) {
+    T& kept = *thing;
+    held_.push_back(Held{thing.get(), std::shared_ptr<void>(std::move(thing))});
+    return kept;
+  }
+  // Ends `thing` before the run does (a timer cancelled, a stream closed by the plugin).
+  void release(const void* thing);
+  std::size_t holding() const noexcept { return held_.size(); }
+
+  // Called once when the run ends, before what is held is ended: a service's own bookkeeping.
+  void on_end(std::function<void()> f) { on_end_.push_back(std::move(f)); }
+
+ private:
+  struct Held {
+    const void* key;
+    std::shared_ptr<void> thing;
+  };
+  rpc::Session& session_;
+  std::vector<Held> held_;
+  std::vector<std::function<void()>> on_end_;
+  Lifeline lifeline_;
+};
+
+}  // namespace escouade::services
