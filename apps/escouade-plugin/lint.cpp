@@ -11,6 +11,7 @@
 #include "protocol/decode.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/params_check.hpp"
+#include "protocol/wire_error.hpp"
 
 namespace escouade::cli {
 
@@ -80,7 +81,8 @@ class Linter {
     for (auto& entry : parsed.entries) {
       if (auto* invalid = std::get_if<proto::Invalid>(&entry)) {
         Finding f;
-        f.what = invalid->code == -32700 ? "not JSON" : "not JSON-RPC 2.0";
+        f.what = invalid->code == proto::wire_code(proto::ErrorCode::parse) ? "not JSON"
+                                                                            : "not JSON-RPC 2.0";
         f.problem = fmt::format("{} ({})", invalid->reason, invalid->code);
         if (invalid->answer_due) {
           f.note = fmt::format("answered with error {} and id {}", invalid->code,
@@ -117,7 +119,8 @@ class Linter {
     if (m.kind == MessageKind::request) f.what += " #" + json::serialize(m.id);
     const proto::MethodInfo* info = proto::find_method(m.method);
     if (!info) {
-      f.note = "not a method of protocol 1: the other side answers -32601";
+      f.note = "not a method of protocol 1: the other side answers " +
+               proto::code_text(proto::ErrorCode::method_not_found);
       if (m.kind == MessageKind::request) pending_[{who, json::serialize(m.id)}] = m.method;
       return f;
     }

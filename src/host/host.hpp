@@ -57,6 +57,9 @@ struct HostConfig {
 struct Project {
   std::string id;
   std::string name;
+  // Kept for the fence of fs/* and proc/spawn's dir ("Projet privé"); a private project's facts
+  // and requests already reach only the plugins on for it, as every project's do
+  // (policy/audience.hpp).
   bool is_private = false;
   std::filesystem::path folder;  // may be empty
 };

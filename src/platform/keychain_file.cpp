@@ -15,10 +15,10 @@
 #include <system_error>
 
 #include "base/os_message.hpp"
+#include "base/unique_fd.hpp"
 #include "base/utf8.hpp"
 #include "platform/errors.hpp"
 #include "platform/keychain.hpp"
-#include "platform/unique_fd.hpp"
 
 namespace escouade::platform {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "platform/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace escouade::platform {
 

@@ -15,8 +15,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/unique_fd.hpp"
 #include "platform/os_process.hpp"
-#include "platform/unique_fd.hpp"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434  // Linux 5.3, the same number on every architecture

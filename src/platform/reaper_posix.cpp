@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "base/os_message.hpp"
+#include "base/unique_fd.hpp"
 #include "platform/os_process.hpp"
 #include "platform/reaper.hpp"
-#include "platform/unique_fd.hpp"
 
 namespace escouade::platform {
 namespace {

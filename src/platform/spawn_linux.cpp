@@ -13,11 +13,11 @@
 #include <system_error>
 
 #include "base/os_message.hpp"
+#include "base/unique_fd.hpp"
 #include "platform/exec_path.hpp"
 #include "platform/os_process.hpp"
 #include "platform/posix_util.hpp"
 #include "platform/process.hpp"
-#include "platform/unique_fd.hpp"
 
 namespace escouade::platform {
 namespace {

@@ -8,6 +8,7 @@
 #include "base/quote.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/wire_error.hpp"
 
 namespace escouade::rpc {
 
@@ -55,7 +56,8 @@ struct SessionCore {
       // An answer holds text that is not UTF-8: each such answer becomes internal.
       for (auto& a : answers) {
         if (!proto::encode(a)) {
-          report(std::string("an answer held text that is not valid UTF-8; sent -32603 instead"));
+          report("an answer held text that is not valid UTF-8; sent " +
+                 proto::code_text(ErrorCode::internal) + " instead");
           a = Message::error_response(a.id, static_cast<int>(ErrorCode::internal),
                                       "the answer could not be encoded: not valid UTF-8");
         }
@@ -81,7 +83,8 @@ class LineSink final : public ReplySink {
     if (--owed_ == 0) core_->send_answers(answers_, batch_);
   }
   void dropped(const std::string& method) override {
-    core_->report_open(method + ": the handler gave no answer; answered -32603");
+    core_->report_open(method + ": the handler gave no answer; answered " +
+                       proto::code_text(proto::ErrorCode::internal));
   }
 
  private:
@@ -209,7 +212,8 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
   Reply reply(std::move(sink), std::move(m.id), m.method);
   auto it = requests_.find(m.method);
   if (it == requests_.end()) {
-    report("asked for " + shown(m.method, 80) + ", which is not served; answered -32601");
+    report("asked for " + shown(m.method, 80) + ", which is not served; answered " +
+           proto::code_text(ErrorCode::method_not_found));
     reply.error(ErrorCode::method_not_found, "method not found: " + shown(m.method, 80));
     return;
   }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/manual_clock.hpp"
+
 namespace escouade::rpc {
 namespace {
 
@@ -196,44 +198,81 @@ TEST_F(SessionTest, CallGetsThePeersError) {
   EXPECT_EQ(got->error.code, -32601);
 }
 
-TEST_F(SessionTest, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
+// The deadlines on a manual clock (base/manual_clock.hpp): the delays are the schema's, and
+// nothing waits for them.
+class SessionDeadlines : public SessionTest {
+ protected:
+  SessionDeadlines() {
+    session_ = std::make_unique<Session>(
+        io_.get_executor(), [this](std::string line) { lines_.push_back(std::move(line)); },
+        [this](std::string_view s) { reports_.emplace_back(s); }, clock_);
+  }
+  void advance(std::chrono::milliseconds d) {
+    clock_.advance(d);
+    io_.restart();
+    io_.poll();
+  }
+  ManualClock clock_;
+};
+
+TEST_F(SessionDeadlines, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
   int calls = 0;
   std::optional<CallOutcome> got;
-  auto id = session().call("permissions/decide", json::parse("{}"), std::chrono::milliseconds(20),
+  auto id = session().call("permissions/decide", json::parse("{}"), std::chrono::milliseconds(500),
                            [&](CallOutcome o) {
                              ++calls;
                              got = std::move(o);
                            });
-  run_until([&] { return got.has_value(); });
+  advance(std::chrono::milliseconds(499));
+  EXPECT_FALSE(got);
+  advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(got);
   EXPECT_EQ(got->kind, CallOutcome::Kind::timeout);
-  EXPECT_TRUE(reported("permissions/decide: no answer within 20 ms"));
+  EXPECT_EQ(got->elapsed, std::chrono::milliseconds(500));
+  EXPECT_TRUE(reported("permissions/decide: no answer within 500 ms"));
+  advance(std::chrono::milliseconds(250));
   session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
                       R"(,"result":{"decision":"deny"}})");
   EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(reported("permissions/decide: an answer came"));
-  EXPECT_TRUE(reported("past its delay; it was ignored"));
+  EXPECT_TRUE(
+      reported("permissions/decide: an answer came 750 ms after the call, past its "
+               "delay; it was ignored"));
 }
 
-TEST_F(SessionTest, EveryCallKeepsItsOwnDeadline) {
+TEST_F(SessionDeadlines, EveryCallKeepsItsOwnDeadline) {
   std::map<std::string, CallOutcome::Kind> got;
   auto record = [&](std::string name) { return [&, name](CallOutcome o) { got[name] = o.kind; }; };
-  session().call("slow", std::nullopt, std::chrono::milliseconds(60), record("slow"));
-  session().call("fast", std::nullopt, std::chrono::milliseconds(10), record("fast"));
+  session().call("slow", std::nullopt, std::chrono::milliseconds(600), record("slow"));
+  session().call("fast", std::nullopt, std::chrono::milliseconds(100), record("fast"));
   auto answered =
       session().call("answered", std::nullopt, std::chrono::seconds(30), record("answered"));
   session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(answered) + R"(,"result":1})");
   EXPECT_EQ(got["answered"], CallOutcome::Kind::result);
-  run_until([&] { return got.count("fast") > 0; });
-  EXPECT_EQ(got["fast"], CallOutcome::Kind::timeout);
-  run_until([&] { return got.count("slow") > 0; });
+  advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(got.count("fast"), 1u);
+  EXPECT_EQ(got.count("slow"), 0u);
+  advance(std::chrono::milliseconds(500));
   EXPECT_EQ(got["slow"], CallOutcome::Kind::timeout);
-  // A call made after the others still gets its delay.
-  session().call("later", std::nullopt, std::chrono::milliseconds(5), record("later"));
-  run_until([&] { return got.count("later") > 0; });
+  // A call made after the others still gets its delay, from when it was made.
+  session().call("later", std::nullopt, std::chrono::milliseconds(50), record("later"));
+  advance(std::chrono::milliseconds(49));
+  EXPECT_EQ(got.count("later"), 0u);
+  advance(std::chrono::milliseconds(1));
   EXPECT_EQ(got["later"], CallOutcome::Kind::timeout);
   EXPECT_EQ(got.size(), 4u);
-  EXPECT_TRUE(reported("fast: no answer within 10 ms"));
-  EXPECT_TRUE(reported("slow: no answer within 60 ms"));
+  EXPECT_TRUE(reported("fast: no answer within 100 ms"));
+  EXPECT_TRUE(reported("slow: no answer within 600 ms"));
+}
+
+TEST_F(SessionDeadlines, AnAnswerInTimeLeavesNoTimerBehind) {
+  std::optional<CallOutcome> got;
+  auto id = session().call("echo", std::nullopt, std::chrono::milliseconds(100),
+                           [&](CallOutcome o) { got = std::move(o); });
+  session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":2})");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->kind, CallOutcome::Kind::result);
+  advance(std::chrono::seconds(1));  // the shared deadline finds nothing due
+  EXPECT_FALSE(reported("no answer within"));
 }
 
 TEST_F(SessionTest, AnswerToNothingIsReported) {

@@ -19,6 +19,7 @@
 
 #include "base/os_message.hpp"
 #include "base/quote.hpp"
+#include "base/unique_fd.hpp"
 #include "base/utf8.hpp"
 #include "protocol/gen/errors.hpp"
 #include "services/setting_value.hpp"
@@ -33,20 +34,6 @@ constexpr auto kInvalidParams = proto::ErrorCode::invalid_params;
 constexpr std::size_t kShownBytes = 64;
 
 // Closes the descriptor it holds when it goes out of scope.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) noexcept : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string_view kind_of_file(mode_t mode) {
   if (S_ISDIR(mode)) return "a folder";
   if (S_ISFIFO(mode)) return "a named pipe";
@@ -83,7 +70,7 @@ FileText read_file(const fs::path& file) {
     }
     return out;
   }
-  const ScopedFd closer(fd);
+  const UniqueFd closer(fd);
   struct stat status {};
   if (::fstat(fd, &status) != 0) {
     out.problem = "cannot be read: " + os_message(errno);

@@ -6,6 +6,7 @@
 
 #include "conformance/bench_run.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/wire_error.hpp"
 
 namespace escouade::conformance {
 
@@ -16,6 +17,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kAnswerWait{5000};  // x-defaultTimeoutMs
 constexpr int kMethodNotFound = static_cast<int>(proto::ErrorCode::method_not_found);
+const std::string kNotFoundText = proto::code_text(proto::ErrorCode::method_not_found);
 constexpr std::string_view kUnknownMethod = "bench/no-such-method";
 
 }  // namespace
@@ -42,7 +44,7 @@ asio::awaitable<void> BenchRun::check_ids_and_unknown_method() {
           died_in("unknown-method", "on the unknown method " + std::string(kUnknownMethod));
         } else {
           unknown_fault = "it did not answer the unknown method " + std::string(kUnknownMethod) +
-                          " (id " + sent + ") within 5 s; it should answer -32601";
+                          " (id " + sent + ") within 5 s; it should answer " + kNotFoundText;
         }
       }
       continue;
@@ -50,19 +52,20 @@ asio::awaitable<void> BenchRun::check_ids_and_unknown_method() {
     if (unknown_fault) continue;
     if (a->message.kind == proto::MessageKind::response) {
       unknown_fault = "it answered the unknown method " + std::string(kUnknownMethod) +
-                      " with a result; it should answer the error -32601";
+                      " with a result; it should answer the error " + kNotFoundText;
       unknown_line = a->text;
     } else if (a->message.error.code != kMethodNotFound) {
       unknown_fault = "it answered the unknown method " + std::string(kUnknownMethod) +
                       " with the error " + std::to_string(a->message.error.code) +
-                      "; it should be -32601";
+                      "; it should be " + kNotFoundText;
       unknown_line = a->text;
     }
   }
   if (unknown_fault) {
     set("unknown-method", Verdict::fail, *unknown_fault, unknown_line);
   } else {
-    set("unknown-method", Verdict::pass, "an unknown method got -32601, three times");
+    set("unknown-method", Verdict::pass,
+        "an unknown method got " + kNotFoundText + ", three times");
   }
 }
 

@@ -1,12 +1,12 @@
 #pragma once
 
-// Internal to src/platform: a file descriptor closed when it goes out of scope.
+// A file descriptor, closed when it goes out of scope: the one RAII descriptor of the project.
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace escouade::platform {
+namespace escouade {
 
 class UniqueFd {
  public:
@@ -33,4 +33,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace escouade::platform
+}  // namespace escouade
