@@ -7,9 +7,6 @@
 namespace escouade {
 namespace {
 
-// How many times a text is decoded: a secret in a JSON string, and in a JSON string written
-// inside another one.
-constexpr std::size_t kDecodeLevels = 2;
 
 // The dense part of the automaton holds at most this many transitions (1 MiB); states past it,
 // deep in long secrets, keep only their own edges and fall back through their failure links.

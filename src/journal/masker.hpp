@@ -87,7 +87,10 @@ class Masker {
   mutable std::unique_ptr<Matcher> matcher_;
   // Scratch kept between calls so a line costs no allocation once the sizes are reached.
   mutable std::vector<Span> found_;
-  mutable std::array<DecodedView, 2> levels_;
+  // How many times a text is decoded: a secret in a JSON string, and in a JSON string written
+  // inside another one.
+  static constexpr std::size_t kDecodeLevels = 2;
+  mutable std::array<DecodedView, kDecodeLevels> levels_;
   mutable std::string rewritten_;
 };
 
