@@ -310,7 +310,7 @@ TEST_F(SupervisorTest, ACallUnderWayWhenItCrashesFailsAsClosed) {
   programs_.prepare = [](MemoryPeer& peer) {
     keeps_to_protocol(peer);
     auto answer = std::move(peer.on_line);
-    peer.on_line = [&peer, answer](std::string_view line) {
+    peer.on_line = [answer](std::string_view line) {
       if (line.find("test/hang") == std::string_view::npos) answer(line);
     };
   };
@@ -424,7 +424,7 @@ TEST_F(SupervisorTest, TheProgramIsToldHowManyDecisionsItHolds) {
   programs_.prepare = [](MemoryPeer& peer) {
     keeps_to_protocol(peer);
     auto answer = std::move(peer.on_line);
-    peer.on_line = [&peer, answer](std::string_view line) {
+    peer.on_line = [answer](std::string_view line) {
       if (line.find("permissions/decide") == std::string_view::npos) answer(line);
     };
   };
