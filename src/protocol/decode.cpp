@@ -4,6 +4,7 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "protocol/gen/errors.hpp"
@@ -46,7 +47,8 @@ Invalid invalid(std::string reason, const json::value* id, bool answer_due = tru
 
 }  // namespace
 
-Decoder::Decoder(DecodeOptions options) : parser_(json::storage_ptr(), parse_options(options)) {}
+Decoder::Decoder(DecodeOptions options)
+    : parser_(json::storage_ptr(), parse_options(options)), max_batch_(options.max_batch) {}
 
 Parsed Decoder::decode(std::string_view line) {
   Parsed out;
@@ -74,6 +76,13 @@ Parsed Decoder::decode(std::string_view line) {
   if (json::array* a = v.if_array()) {
     if (a->empty()) {
       out.entries.emplace_back(invalid("an empty batch", nullptr));
+      return out;
+    }
+    if (a->size() > max_batch_) {
+      out.entries.emplace_back(invalid("a batch of " + std::to_string(a->size()) +
+                                           " messages, more than the " +
+                                           std::to_string(max_batch_) + " one may hold",
+                                       nullptr));
       return out;
     }
     out.batch = true;

@@ -187,6 +187,31 @@ TEST(Decode, BatchKeepsOrderAndFlagsEachInvalidElement) {
   EXPECT_EQ(std::get<Message>(p.entries[4]).kind, MessageKind::response);
 }
 
+TEST(Decode, ABatchOfMoreThanItsBoundIsRefusedWhole) {
+  auto line = [](std::size_t n) {
+    std::string s = "[1";
+    for (std::size_t i = 1; i < n; ++i)
+      s += ",1";
+    return s + "]";
+  };
+  const DecodeOptions options;
+  auto at_bound = decode(line(options.max_batch));
+  EXPECT_TRUE(at_bound.batch);
+  EXPECT_EQ(at_bound.entries.size(), options.max_batch);
+
+  auto past = decode(line(options.max_batch + 1));
+  EXPECT_FALSE(past.batch);
+  const Invalid& whole = only_invalid(past);
+  EXPECT_EQ(whole.code, -32600);
+  EXPECT_TRUE(whole.answer_due);
+  EXPECT_TRUE(whole.id.is_null());
+  EXPECT_EQ(whole.reason, "a batch of 1001 messages, more than the 1000 one may hold");
+
+  Decoder small(DecodeOptions{.max_batch = 2});
+  EXPECT_EQ(only_invalid(small.decode(R"([{"jsonrpc":"2.0","method":"a"},1,2])")).reason,
+            "a batch of 3 messages, more than the 2 one may hold");
+}
+
 TEST(Decode, NestedBatchElementIsInvalid) {
   auto p = decode(R"([[{"jsonrpc":"2.0","method":"n"}]])");
   ASSERT_TRUE(p.batch);

@@ -12,28 +12,27 @@ namespace json = boost::json;
 
 namespace {
 
+// Serialises `v` at the end of `out` through a buffer on the stack: the cost is linear in what
+// is written, however long `out` already is (a batch of 200,000 answers is appended to one
+// string; growing it by its own size at each step and zero-filling that made it quadratic).
 template <class T>
 void append_json(std::string& out, const T& v) {
   json::serializer sr;
   sr.reset(&v);
+  char buffer[1024];
   while (!sr.done()) {
-    const std::size_t old = out.size();
-    const std::size_t room = old < 256 ? 256 : old;
-    out.resize(old + room);
-    const auto written = sr.read(out.data() + old, room);
-    out.resize(old + written.size());
+    const auto written = sr.read(buffer, sizeof buffer);
+    out.append(written.data(), written.size());
   }
 }
 
 void append_string(std::string& out, std::string_view s) {
   json::serializer sr;
   sr.reset(s);
+  char buffer[1024];
   while (!sr.done()) {
-    const std::size_t old = out.size();
-    const std::size_t room = s.size() + 16;
-    out.resize(old + room);
-    const auto written = sr.read(out.data() + old, room);
-    out.resize(old + written.size());
+    const auto written = sr.read(buffer, sizeof buffer);
+    out.append(written.data(), written.size());
   }
 }
 

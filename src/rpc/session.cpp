@@ -21,6 +21,7 @@ using proto::MessageKind;
 namespace {
 
 constexpr std::size_t kQuotedChars = 200;  // of a line that is not JSON-RPC, in the journal
+constexpr std::size_t kReasonsTold = 3;    // of a batch's invalid elements, in its journal line
 constexpr std::size_t kExpiredKept = 256;  // timed-out calls remembered to spot late answers
 
 long long millis(std::chrono::steady_clock::duration d) {
@@ -44,6 +45,7 @@ struct SessionCore {
   Session::SendLine send;
   Session::Report report;
   bool closed = false;
+  std::size_t in_flight = 0;  // calls of the peer's dispatched and not yet answered
 
   void report_open(std::string_view sentence) const {
     if (!closed && report) report(sentence);
@@ -78,7 +80,13 @@ class LineSink final : public ReplySink {
  public:
   LineSink(std::shared_ptr<SessionCore> core, bool batch, std::size_t owed)
       : core_(std::move(core)), batch_(batch), owed_(owed) {}
+  // The answer of a call the session dispatched (through its Reply).
   void deliver(Message answer) override {
+    if (core_->in_flight > 0) --core_->in_flight;
+    add(std::move(answer));
+  }
+  // An answer the session gave itself, to an element that is not a call it dispatched.
+  void add(Message answer) {
     answers_.push_back(std::move(answer));
     if (--owed_ == 0) core_->send_answers(answers_, batch_);
   }
@@ -117,6 +125,10 @@ bool Session::closed() const noexcept {
   return core_->closed;
 }
 
+std::size_t Session::peer_calls_in_flight() const noexcept {
+  return core_->in_flight;
+}
+
 std::string Session::shown(std::string_view text, std::size_t max_chars) const {
   if (!redact_) return quote_for_journal(text, max_chars);
   std::string copy(text);
@@ -129,6 +141,7 @@ void Session::report(std::string_view sentence) const {
 }
 
 void Session::close() {
+  if (!core_->closed) tell_refusals_if_back_under(true);
   core_->closed = true;
   // Complete each call in flight once, in the order they were made.
   auto pending = std::move(pending_);
@@ -157,6 +170,7 @@ void Session::line_too_long(std::size_t limit) {
 
 void Session::feed_line(std::string_view line) {
   if (core_->closed) return;
+  tell_refusals_if_back_under(false);
   proto::Parsed parsed = decoder_.decode(line);
 
   std::size_t owed = 0;
@@ -167,19 +181,27 @@ void Session::feed_line(std::string_view line) {
       ++owed;
     }
   }
-  std::shared_ptr<ReplySink> batch;
+  std::shared_ptr<LineSink> batch;
   if (parsed.batch && owed > 0) batch = std::make_shared<LineSink>(core_, true, owed);
 
+  // What is wrong with the line is told once, with the line quoted once: a batch of many bad
+  // elements costs one journal line, not one (and one copy of the line) each.
+  std::size_t invalid = 0;
+  std::string first_reasons;
+  refused_ = 0;
   for (auto& e : parsed.entries) {
     if (auto* inv = std::get_if<proto::Invalid>(&e)) {
-      report((inv->code == static_cast<int>(ErrorCode::parse) ? "sent a line that is not JSON ("
-                                                              : "sent a message that is not "
-                                                                "JSON-RPC 2.0 (") +
-             inv->reason + "): " + shown(line, kQuotedChars));
+      if (invalid++ < kReasonsTold) {
+        first_reasons +=
+            (first_reasons.empty() ? "" : "; ") +
+            std::string(inv->code == static_cast<int>(ErrorCode::parse) ? "not JSON ("
+                                                                        : "not JSON-RPC 2.0 (") +
+            inv->reason + ")";
+      }
       if (!inv->answer_due) continue;
       Message answer = proto::error_reply(*inv);
       if (batch) {
-        batch->deliver(std::move(answer));
+        batch->add(std::move(answer));
       } else {
         std::vector<Message> one;
         one.push_back(std::move(answer));
@@ -190,9 +212,37 @@ void Session::feed_line(std::string_view line) {
     dispatch(std::move(std::get<Message>(e)), batch);
     if (core_->closed) return;  // a handler closed the session
   }
+  if (invalid > 0) {
+    if (!parsed.batch) {
+      report("sent a line that is " + first_reasons + ": " + shown(line, kQuotedChars));
+    } else {
+      report("sent a batch of " + std::to_string(parsed.entries.size()) + " elements, " +
+             std::to_string(invalid) + " of them not valid (" + first_reasons +
+             (invalid > kReasonsTold ? "; ..." : "") + "): " + shown(line, kQuotedChars));
+    }
+  }
+  if (refused_ > 0 && !over_limit_) {
+    over_limit_ = true;
+    report("sent more calls than the " + std::to_string(max_in_flight_) +
+           " it may have in flight: " + std::to_string(refused_) + " answered " +
+           proto::code_text(ErrorCode::failed) +
+           " (those refused after these are counted until it is back under)");
+  } else if (refused_ > 0) {
+    refused_untold_ += refused_;
+  }
 }
 
-void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
+void Session::tell_refusals_if_back_under(bool closing) {
+  if (!over_limit_ || (!closing && core_->in_flight >= max_in_flight_)) return;
+  if (refused_untold_ > 0) {
+    report("refused " + std::to_string(refused_untold_) + " more of its calls while it had " +
+           std::to_string(max_in_flight_) + " in flight");
+  }
+  over_limit_ = false;
+  refused_untold_ = 0;
+}
+
+void Session::dispatch(Message&& m, const std::shared_ptr<LineSink>& batch) {
   if (m.is_answer()) {
     answer_arrived(std::move(m));
     return;
@@ -208,8 +258,18 @@ void Session::dispatch(Message&& m, const std::shared_ptr<ReplySink>& batch) {
     it->second(params);
     return;
   }
-  std::shared_ptr<ReplySink> sink = batch ? batch : std::make_shared<LineSink>(core_, false, 1);
+  std::shared_ptr<ReplySink> sink = batch;
+  if (!sink) sink = std::make_shared<LineSink>(core_, false, 1);
+  ++core_->in_flight;
   Reply reply(std::move(sink), std::move(m.id), m.method);
+  if (core_->in_flight > max_in_flight_) {
+    // What the host holds for one peer is bounded: its calls wait on workers, and their
+    // answers in its input.
+    ++refused_;
+    reply.error(ErrorCode::failed, m.method + ": refused: more than " +
+                                       std::to_string(max_in_flight_) + " calls in flight");
+    return;
+  }
   auto it = requests_.find(m.method);
   if (it == requests_.end()) {
     report("asked for " + shown(m.method, 80) + ", which is not served; answered " +
@@ -227,12 +287,20 @@ void Session::notify(std::string_view method, std::optional<json::value> params)
     report(std::string(method) + ": not sent: " + line.error().message);
     return;
   }
-  core_->send(std::move(*line));
+  send_notification(std::move(*line));
 }
 
 void Session::send_encoded(std::string_view line) {
   if (core_->closed) return;
-  core_->send(std::string(line));
+  send_notification(std::string(line));
+}
+
+void Session::send_notification(std::string line) {
+  if (notifications_sink_) {
+    notifications_sink_(std::move(line));
+  } else {
+    core_->send(std::move(line));
+  }
 }
 
 std::int64_t Session::call(std::string_view method, std::optional<json::value> params,

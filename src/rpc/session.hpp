@@ -33,6 +33,7 @@ namespace escouade::rpc {
 namespace detail {
 struct SessionCore;
 }
+class LineSink;
 
 // How a call this side made ended.
 struct CallOutcome {
@@ -76,6 +77,10 @@ class Session {
   void feed_line(std::string_view line);
   // A line too long to be read (the framer dropped it).
   void line_too_long(std::size_t limit);
+
+  // Where notifications go, when they may be dropped on the way (a plugin that does not read
+  // its input: runtime::Program::write_droppable); unset: where every line goes.
+  void set_notification_sink(SendLine sink) { notifications_sink_ = std::move(sink); }
 
   // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
   void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
@@ -130,10 +135,17 @@ class Session {
 
   std::size_t calls_in_flight() const noexcept { return pending_.size(); }
 
+  // How many of the peer's calls may wait for their answers at once (what the host holds for
+  // one plugin is bounded: each waits on a worker, then in the plugin's input). Past it, a call
+  // is answered failed (-32004) at once, and the line's journal entry says how many were.
+  void set_max_in_flight(std::size_t n) noexcept { max_in_flight_ = n; }
+  // The peer's calls dispatched and not answered yet.
+  std::size_t peer_calls_in_flight() const noexcept;
+
  private:
   struct Pending;
 
-  void dispatch(proto::Message&& m, const std::shared_ptr<ReplySink>& sink);
+  void dispatch(proto::Message&& m, const std::shared_ptr<LineSink>& batch);
   void answer_arrived(proto::Message&& m);
   void call_timed_out(std::int64_t id);
   // One timer for every call in flight, armed for the earliest deadline: a call answered in
@@ -141,6 +153,7 @@ class Session {
   void arm_deadline(std::chrono::steady_clock::time_point at);
   void deadline_reached();
   void report(std::string_view sentence) const;
+  void send_notification(std::string line);
   // What the peer sent, redacted, then quoted for the journal in `max_chars` at most.
   std::string shown(std::string_view text, std::size_t max_chars) const;
 
@@ -155,8 +168,16 @@ class Session {
   std::int64_t next_id_ = 1;
   Clock& clock_;
   std::unique_ptr<Timer> deadline_timer_;
+  std::size_t max_in_flight_ = static_cast<std::size_t>(-1);
+  std::size_t refused_ = 0;  // calls refused on the line being read
+  // A peer over its limit is told once, when it goes over; the calls refused after that are
+  // counted and told in one line when it is back under (or when the session closes).
+  bool over_limit_ = false;
+  std::size_t refused_untold_ = 0;
+  void tell_refusals_if_back_under(bool closing);
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
+  SendLine notifications_sink_;
   Lifeline lifeline_;
 };
 

@@ -110,6 +110,41 @@ TEST_F(SessionTest, SecondAnswerIsIgnored) {
   EXPECT_EQ(only_line().at("result"), json::value(1));
 }
 
+// A peer may have so many calls in flight; past that each is answered -32004 at once, and
+// the journal hears of it twice per episode, not once per call.
+TEST_F(SessionTest, CallsPastTheLimitInFlightAreRefusedAndCountedNotJournaledEach) {
+  session().set_max_in_flight(2);
+  std::vector<Reply> held;
+  session().handle("hold",
+                   [&](const json::value*, Reply reply) { held.push_back(std::move(reply)); });
+  for (int i = 1; i <= 6; ++i) {
+    session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"hold"})");
+  }
+  ASSERT_EQ(held.size(), 2u);
+  ASSERT_EQ(lines_.size(), 4u);
+  for (const auto& line : lines_) {
+    const json::value v = json::parse(line);
+    EXPECT_EQ(v.at("error").at("code"), json::value(-32004)) << line;
+    EXPECT_NE(line.find("more than 2 calls in flight"), std::string::npos) << line;
+  }
+  lines_.clear();
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0],
+            "sent more calls than the 2 it may have in flight: 1 answered -32004 (those refused "
+            "after these are counted until it is back under)");
+
+  // Back under: the next line tells how many more were refused, once.
+  for (auto& r : held)
+    r.result(nullptr);
+  held.clear();
+  lines_.clear();
+  session().feed_line(R"({"jsonrpc":"2.0","id":7,"method":"hold"})");
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1], "refused 3 more of its calls while it had 2 in flight");
+  EXPECT_EQ(held.size(), 1u);
+  EXPECT_TRUE(lines_.empty());
+}
+
 TEST_F(SessionTest, AnswerMayComeLater) {
   session().handle("slow", [this](const json::value*, Reply reply) {
     asio::post(io_, [r = std::make_shared<Reply>(std::move(reply))] { r->result("done"); });
