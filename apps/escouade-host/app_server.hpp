@@ -10,6 +10,7 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,12 +37,22 @@ class AppServer {
   void status_changed(const supervisor::Status& s);
   // Whether everything written to the app has gone out (or cannot: the app is gone).
   bool drained() const noexcept { return pending_.empty() && !writing_; }
+  // What waits to go to the app, in bytes.
+  std::size_t backlog() const noexcept { return pending_bytes_; }
+
+  // Past this backlog (an app that does not read its input) the host reads no more requests
+  // from it, and notifications are dropped, the oldest first; reading resumes at half.
+  static constexpr std::size_t kMaxBacklog = 16 * 1024 * 1024;
   // Calls `done` once drained(): at once when it is already.
   void when_drained(std::function<void()> done);
 
  private:
+  struct Line {
+    std::string text;
+    bool droppable = false;  // a notification: may be dropped when the app does not read
+  };
   void read();
-  void write(std::string line);
+  void write(std::string line, bool droppable);
   void write_next();
   void close_host();
 
@@ -53,9 +64,12 @@ class AppServer {
   proto::LineFramer framer_;
   std::array<char, 64 * 1024> buffer_{};
   // What goes to the app: gathered while a write is in flight, then sent in one write.
-  std::string pending_;
+  std::deque<Line> pending_;
+  std::size_t pending_bytes_ = 0;
   std::string in_flight_;
   bool writing_ = false;
+  bool paused_ = false;      // not reading the app: its input waits for the backlog to go
+  std::size_t dropped_ = 0;  // notifications dropped since the backlog filled
   bool closing_ = false;
   std::function<void()> drained_;
 };

@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   runtime::ProcessContext context;
   context.reaper = &*reaper;
   context.known_children.insert(reaper->pid());
+  // Trees end off the loop's thread; destroyed after the host, it finishes what the host asked.
+  runtime::TreeEnder ender(loop.executor());
+  context.ender = &ender;
   runtime::ProcessProgramFactory programs(loop.executor(), context);
 
   host::HostConfig config;

@@ -71,6 +71,7 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
       programs_(programs),
       clock_(clock),
       on_status_(std::move(on_status)),
+      journal_writer_(std::make_shared<JournalWriter>()),
       workers_(executor_, config_.worker_threads),
       settings_(config_.data_dir / "plugin-settings") {
   services_.secrets = {executor_, &workers_, config_.keychain};
@@ -88,7 +89,7 @@ Host::~Host() {
   // closed), and a stuck one is left behind rather than waited for (services/workers.hpp).
   for (auto& [id, p] : plugins_)
     p->supervisor.reset();
-  workers_.close(services::Workers::kCloseBound);
+  workers_.close(Workers::kCloseBound);
 }
 
 Host::Plugin* Host::find(std::string_view id) {
@@ -133,6 +134,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
     JournalOptions jo;
     jo.dir = config_.data_dir / "plugin-logs";
     jo.plugin_id = id;
+    jo.writer = journal_writer_;
     fresh->journal = std::make_shared<Journal>(std::move(jo));
     fresh->masker = std::make_shared<Masker>();
     fresh->journal->set_masker([m = fresh->masker](std::string& text) { m->mask(text); });
@@ -161,6 +163,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
 void Host::serve(Plugin& p) {
   p.served = std::make_shared<services::ServedPlugin>();
   p.served->manifest = p.manifest;
+  p.served->folder = services::OwnFolder::open(p.manifest.folder);
   p.served->journal = p.journal;
   p.served->masker = p.masker;
   update_project_folders(p);
@@ -244,6 +247,38 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
   return delivered;
 }
 
+namespace {
+
+// Masks every string of `v` in place, keys included (the decoder bounds its depth).
+void mask_strings(json::value& v, const Journal& journal) {
+  if (json::string* s = v.if_string()) {
+    std::string text(s->data(), s->size());
+    journal.mask(text);
+    if (text != std::string_view(*s)) *s = text;
+  } else if (json::array* a = v.if_array()) {
+    for (json::value& e : *a)
+      mask_strings(e, journal);
+  } else if (json::object* o = v.if_object()) {
+    bool keys_hold_secrets = false;
+    for (auto& kv : *o) {
+      std::string key(kv.key());
+      journal.mask(key);
+      keys_hold_secrets = keys_hold_secrets || key != kv.key();
+      mask_strings(kv.value(), journal);
+    }
+    if (!keys_hold_secrets) return;
+    json::object rebuilt;  // rare: a key that quotes a secret
+    for (auto& kv : *o) {
+      std::string key(kv.key());
+      journal.mask(key);
+      rebuilt[key] = std::move(kv.value());
+    }
+    *o = std::move(rebuilt);
+  }
+}
+
+}  // namespace
+
 void Host::call(std::string_view id, const std::string& method, std::optional<json::value> params,
                 std::optional<std::chrono::milliseconds> timeout, CallDone done) {
   Plugin* p = find(id);
@@ -253,7 +288,7 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
   }
   const auto delay = timeout.value_or(rpc::default_timeout(method));
   auto finish = [done = std::move(done), plugin = std::string(id), method, delay, this,
-                 host = lifeline_.token()](rpc::CallOutcome o) {
+                 host = lifeline_.token(), journal = p->journal](rpc::CallOutcome o) {
     if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
       if (auto fallback = proto::default_result(method)) {
         done(std::move(*fallback));
@@ -262,11 +297,18 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
     }
     switch (o.kind) {
       case rpc::CallOutcome::Kind::result:
+        // Every text a plugin gives the app passes through its masker: a secret it was given
+        // and sends back in a result reaches the app's screens as ••••, like its journal.
+        mask_strings(o.result, *journal);
         done(std::move(o.result));
         return;
-      case rpc::CallOutcome::Kind::error:
-        done(Error{proto::peer_error(o.error.code), o.error.message});
+      case rpc::CallOutcome::Kind::error: {
+        // The plugin's words reach the app through its masker, as its journal's do.
+        std::string message = o.error.message;
+        journal->mask(message);
+        done(Error{proto::peer_error(o.error.code), std::move(message)});
         return;
+      }
       case rpc::CallOutcome::Kind::timeout:
         done(
             Error{kFailed, method + ": no answer within " + std::to_string(delay.count()) + " ms"});

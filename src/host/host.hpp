@@ -21,6 +21,7 @@
 #include "base/lifeline.hpp"
 #include "base/result.hpp"
 #include "journal/journal.hpp"
+#include "journal/journal_writer.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
 #include "policy/decisions.hpp"
@@ -159,7 +160,10 @@ class Host {
   runtime::ProgramFactory& programs_;
   Clock& clock_;
   StatusListener on_status_;
-  services::Workers workers_;
+  // Writes every plugin's journal off this thread; shared with each journal, so it ends with
+  // the last of them, after writing what is still queued.
+  std::shared_ptr<JournalWriter> journal_writer_;
+  Workers workers_;
   services::SettingsStore settings_;
   services::ServiceContext services_;
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;

@@ -113,7 +113,10 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
           pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {
             return host ? unanswered_because(id) : "is closing with the host";
           });
-          const Vote& v = pending->votes[i];
+          Vote& v = pending->votes[i];
+          // The plugin's words go to the app, and to the agent with a refusal: masked.
+          if (v.message) journal->mask(*v.message);
+          journal->mask(v.reason);
           if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
             journal->info(what + ": " + std::string(to_string(v.kind)) +
                           (v.message          ? ": " + *v.message

@@ -1,19 +1,16 @@
 #include "journal/journal.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <system_error>
 #include <utility>
 
 #include "base/quote.hpp"
+#include "journal/journal_file.hpp"
+#include "journal/journal_writer.hpp"
 
 namespace escouade {
 namespace {
@@ -50,16 +47,6 @@ void append_prefix(std::string& out, std::chrono::system_clock::time_point time,
                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
                  static_cast<unsigned>(date.day()), clock.hours().count(), clock.minutes().count(),
                  clock.seconds().count(), clock.subseconds().count(), level_name(level));
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 // The last `n` lines of the file at `path`, oldest first, without their line break. Reads the file
@@ -112,40 +99,24 @@ std::vector<std::string> read_last_lines(const std::filesystem::path& path, std:
 
 }  // namespace
 
-Journal::FileHandle& Journal::FileHandle::operator=(FileHandle&& other) noexcept {
-  if (this != &other) {
-    reset();
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-void Journal::FileHandle::reset() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-int Journal::FileHandle::release() noexcept {
-  return std::exchange(fd_, -1);
-}
-
 Journal::Journal(JournalOptions options)
-    : dir_(std::move(options.dir)),
-      path_(dir_ / (options.plugin_id + ".log")),
-      rotated_path_(dir_ / (options.plugin_id + ".log.1")),
-      max_bytes_(options.max_bytes),
+    : file_(std::make_shared<JournalFile>(std::move(options.dir), options.plugin_id,
+                                          options.max_bytes)),
+      writer_(options.writer),
       tail_lines_(options.tail_lines),
       clock_(options.clock ? std::move(options.clock)
                            : [] { return std::chrono::system_clock::now(); }) {
-  auto current = read_last_lines(path_, tail_lines_);
+  auto current = read_last_lines(file_->path(), tail_lines_);
   if (current.size() < tail_lines_) {
-    auto older = read_last_lines(rotated_path_, tail_lines_ - current.size());
+    auto older = read_last_lines(file_->rotated_path(), tail_lines_ - current.size());
     std::move(older.begin(), older.end(), std::back_inserter(ring_));
   }
   std::move(current.begin(), current.end(), std::back_inserter(ring_));
   // A failure here is not counted: no line is lost yet, and the first write tries again.
-  open_file();
+  file_->open_now();
 }
+
+Journal::~Journal() = default;
 
 void Journal::set_masker(std::function<void(std::string&)> masker) {
   masker_ = std::move(masker);
@@ -161,8 +132,21 @@ void Journal::write(JournalLevel level, std::string_view text) {
     }
   }
 
+  const auto now = clock_();
+  if (lost_ > 0) {
+    std::string note;
+    append_prefix(note, now, JournalLevel::warn);
+    fmt::format_to(std::back_inserter(note),
+                   "{} journal line{} lost: they came faster than the disk took them", lost_,
+                   lost_ == 1 ? " was" : "s were");
+    if (send(note + '\n')) {
+      lost_ = 0;
+      remember(std::move(note));  // once, when it reaches the file too
+    }
+  }
+
   std::string line;
-  append_prefix(line, clock_(), level);
+  append_prefix(line, now, level);
   const std::size_t taken = append_escaped_for_journal(
       line, masked, std::numeric_limits<std::size_t>::max(), kMaxEntryBytes);
   if (taken < masked.size()) {
@@ -170,10 +154,21 @@ void Journal::write(JournalLevel level, std::string_view text) {
                    masked.size() - taken);
   }
   line += '\n';
+  std::string kept = line.substr(0, line.size() - 1);
+  if (!send(std::move(line))) {
+    // Counted once for the line itself: a note that could not go either is not a lost line.
+    ++lost_;
+    ++refused_;
+  }
+  remember(std::move(kept));
+}
 
-  if (!append_to_file(line)) ++write_failures_;
-  line.pop_back();
-  remember(std::move(line));
+bool Journal::send(std::string line) {
+  if (!writer_) {
+    file_->append({std::move(line)});
+    return true;
+  }
+  return writer_->submit(file_, std::move(line));
 }
 
 std::vector<std::string> Journal::tail(std::size_t n) const {
@@ -181,62 +176,16 @@ std::vector<std::string> Journal::tail(std::size_t n) const {
   return {ring_.end() - static_cast<std::ptrdiff_t>(n), ring_.end()};
 }
 
-bool Journal::ensure_open() {
-  if (file_) {
-    // A file unlinked under us (its folder removed, or itself deleted) would still take writes
-    // that nobody reads: open the path again instead.
-    struct stat st {};
-    if (::fstat(file_.get(), &st) == 0 && st.st_nlink > 0) {
-      size_ = static_cast<std::uint64_t>(st.st_size);
-      return true;
-    }
-    file_.reset();
-  }
-  return open_file();
+std::uint64_t Journal::write_failures() const noexcept {
+  return file_->write_failures() + refused_;
 }
 
-bool Journal::open_file() {
-  file_.reset();
-  std::error_code ignored;  // a folder that cannot be made shows as a failed open
-  std::filesystem::create_directories(dir_, ignored);
-  FileHandle file(::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  if (!file) return false;
-  struct stat st {};
-  if (::fstat(file.get(), &st) != 0) return false;
-  size_ = static_cast<std::uint64_t>(st.st_size);
-  needs_newline_ = false;
-  if (st.st_size > 0) {
-    char last = '\n';
-    if (::pread(file.get(), &last, 1, st.st_size - 1) == 1) needs_newline_ = last != '\n';
-  }
-  file_ = std::move(file);
-  return true;
+const std::filesystem::path& Journal::path() const noexcept {
+  return file_->path();
 }
 
-void Journal::rotate() {
-  file_.reset();
-  // rename(2) replaces an older `.1`. When it fails, the line goes on in the current file: a
-  // file past its size is better than a lost line.
-  std::error_code ignored;
-  std::filesystem::rename(path_, rotated_path_, ignored);
-}
-
-bool Journal::append_to_file(std::string_view line) {
-  if (!ensure_open()) return false;
-  if (size_ > 0 && size_ + line.size() + (needs_newline_ ? 1 : 0) > max_bytes_) {
-    rotate();
-    if (!open_file()) return false;
-  }
-  std::string ended;  // the torn line's end and this line, in one write
-  if (needs_newline_) ended = std::string("\n").append(line);
-  const std::string_view data = needs_newline_ ? std::string_view(ended) : line;
-  if (!write_all(file_.get(), data)) {
-    file_.reset();  // the next line opens it again, and ends a torn line first
-    return false;
-  }
-  size_ += data.size();
-  needs_newline_ = false;
-  return true;
+const std::filesystem::path& Journal::rotated_path() const noexcept {
+  return file_->rotated_path();
 }
 
 void Journal::remember(std::string line) {

@@ -6,11 +6,15 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace escouade {
+
+class JournalFile;
+class JournalWriter;
 
 enum class JournalLevel { debug, info, warn, error };
 
@@ -26,13 +30,19 @@ struct JournalOptions {
   std::size_t tail_lines = 500;
   // The time of each line; the system clock when empty.
   std::function<std::chrono::system_clock::time_point()> clock;
+  // The thread that writes the file, shared by the journals that use it: it lives as long as
+  // the last of them (a journal held by a completion still queued after its host ended must
+  // still find it). Null: each line is written at once, on the caller's thread (the CLI's
+  // tools, tests).
+  std::shared_ptr<JournalWriter> writer;
 };
 
 // One plugin's journal: lines in English, `2026-11-29T23:40:01.123Z info  <text>` (UTC,
-// milliseconds), appended to `<dir>/<id>.log` with one write(2) each, so a crash of the host loses
-// at most the line being written.
+// milliseconds), appended to `<dir>/<id>.log` (journal_file.hpp). With a writer, the host's
+// thread only masks, formats and queues a line; the writer's thread writes the queue in batches,
+// so a crash of the host loses what it had not written yet (see docs/journal.md).
 //
-// Used from the host's single thread only: it has no locks.
+// Used from one thread only (the host's): it has no locks.
 //
 // The tail is a bounded in-memory ring (`tail_lines` lines), seeded at construction from the end
 // of `<id>.log` and, when that has fewer lines, of `<id>.log.1`, reading both backwards; a line
@@ -43,7 +53,7 @@ class Journal {
   explicit Journal(JournalOptions options);
   Journal(Journal&&) noexcept = default;
   Journal& operator=(Journal&&) noexcept = default;
-  ~Journal() = default;
+  ~Journal();
 
   // Rewrites a text in place before it reaches the file or the tail (the secrets' masking).
   void set_masker(std::function<void(std::string&)> masker);
@@ -64,53 +74,29 @@ class Journal {
   // The last `n` lines (at most `tail_lines`), oldest first, without their line break.
   std::vector<std::string> tail(std::size_t n = 500) const;
 
-  // How many lines could not be written to the file since construction.
-  std::uint64_t write_failures() const noexcept { return write_failures_; }
+  // How many lines could not be written to the file since construction (a full writer's queue
+  // included).
+  std::uint64_t write_failures() const noexcept;
 
-  const std::filesystem::path& path() const noexcept { return path_; }
-  const std::filesystem::path& rotated_path() const noexcept { return rotated_path_; }
+  const std::filesystem::path& path() const noexcept;
+  const std::filesystem::path& rotated_path() const noexcept;
 
   // The escaped text of one entry stops at this many bytes.
   static constexpr std::size_t kMaxEntryBytes = 16 * 1024;
 
  private:
-  // An open file descriptor, closed with its owner.
-  class FileHandle {
-   public:
-    FileHandle() = default;
-    explicit FileHandle(int fd) noexcept : fd_(fd) {}
-    FileHandle(FileHandle&& other) noexcept : fd_(other.release()) {}
-    FileHandle& operator=(FileHandle&& other) noexcept;
-    ~FileHandle() { reset(); }
-
-    int get() const noexcept { return fd_; }
-    explicit operator bool() const noexcept { return fd_ >= 0; }
-    void reset() noexcept;
-    int release() noexcept;
-
-   private:
-    int fd_ = -1;
-  };
-
-  bool ensure_open();
-  bool open_file();
-  void rotate();
-  bool append_to_file(std::string_view line);
   void remember(std::string line);
+  // Writes or queues one formatted line; false when it was lost.
+  bool send(std::string line);
 
-  std::filesystem::path dir_;
-  std::filesystem::path path_;
-  std::filesystem::path rotated_path_;
-  std::uint64_t max_bytes_;
+  std::shared_ptr<JournalFile> file_;  // shared with the writer's queue until it is written
+  std::shared_ptr<JournalWriter> writer_;
   std::size_t tail_lines_;
   std::function<std::chrono::system_clock::time_point()> clock_;
   std::function<void(std::string&)> masker_;
-
-  FileHandle file_;
-  std::uint64_t size_ = 0;        // of `path_`, as of the last fstat plus what we wrote since
-  bool needs_newline_ = false;    // the file ends inside a line (a torn write): end it first
   std::deque<std::string> ring_;  // the tail, oldest first
-  std::uint64_t write_failures_ = 0;
+  std::uint64_t lost_ = 0;        // lines the writer's full queue refused, not yet reported
+  std::uint64_t refused_ = 0;     // the same, in all
 };
 
 }  // namespace escouade

@@ -7,7 +7,6 @@
 namespace escouade {
 namespace {
 
-
 // The dense part of the automaton holds at most this many transitions (1 MiB); states past it,
 // deep in long secrets, keep only their own edges and fall back through their failure links.
 constexpr std::size_t kDenseBudget = std::size_t{1} << 18;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -515,6 +516,24 @@ TEST(LoadManifest, AcceptsAManifestOfExactly256KiB) {
 TEST(LoadManifest, RefusesAManifestThatIsNotAFile) {
   TempDir dir;
   fs::create_directories(dir.path() / "escouade-plugin.json");
+  auto m = load_manifest(dir.path());
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, "escouade-plugin.json: not a regular file");
+}
+
+// A FIFO swapped in for the manifest: an open that waited for a writer would hang host/load
+// (and the host's thread) for ever. It is opened without blocking, judged with fstat, refused.
+TEST(LoadManifest, RefusesAFifoWithoutWaitingForAWriter) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "escouade-plugin.json").c_str(), 0600), 0);
+  auto m = load_manifest(dir.path());
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, "escouade-plugin.json: not a regular file");
+}
+
+TEST(LoadManifest, RefusesALinkToADevice) {
+  TempDir dir;
+  fs::create_symlink("/dev/zero", dir.path() / "escouade-plugin.json");
   auto m = load_manifest(dir.path());
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().message, "escouade-plugin.json: not a regular file");

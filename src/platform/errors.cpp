@@ -17,6 +17,8 @@ class Category final : public boost::system::error_category {
         return "the keychain cannot be reached";
       case Errc::invalid_argument:
         return "what was given cannot be used";
+      case Errc::exhausted:
+        return "the system has no room for it now";
     }
     return "platform error " + std::to_string(ev);
   }
@@ -32,6 +34,8 @@ const char* to_string(Errc e) noexcept {
       return "unreachable";
     case Errc::invalid_argument:
       return "invalid_argument";
+    case Errc::exhausted:
+      return "exhausted";
   }
   return "unknown";
 }

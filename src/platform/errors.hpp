@@ -13,6 +13,7 @@ enum class Errc {
   os_failure = 1,    // a system call failed: the message says which and why
   unreachable,       // the keychain cannot be reached, or is locked
   invalid_argument,  // what was given cannot be used: an empty name, a value that is not UTF-8
+  exhausted,  // the system has no room now (processes, open files, memory): worth a later try
 };
 
 // The kind's name, as tools print it: "unreachable".

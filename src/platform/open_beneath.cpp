@@ -30,6 +30,8 @@ struct open_how {
 #endif
 #endif
 
+#include "base/os_message.hpp"
+
 namespace escouade::platform {
 
 namespace {
@@ -54,10 +56,6 @@ BeneathError failure(BeneathFailure kind, int err, std::string reason) {
   return BeneathError{kind, err, std::move(reason)};
 }
 
-std::string errno_text(int err) {
-  return std::generic_category().message(err);
-}
-
 BeneathError from_errno(int err) {
   switch (err) {
     case ENOENT:
@@ -73,7 +71,7 @@ BeneathError from_errno(int err) {
     case ENXIO:  // a socket, or a device without its driver
       return failure(BeneathFailure::not_a_file, err, "is not a regular file");
     default:
-      return failure(BeneathFailure::os_error, err, "cannot be opened: " + errno_text(err));
+      return failure(BeneathFailure::os_error, err, "cannot be opened: " + os_message(err));
   }
 }
 
@@ -83,7 +81,9 @@ BeneathResult<BeneathFile> accept_opened(UniqueFd fd) {
   if (::fstat(fd.get(), &st) != 0) return from_errno(errno);
   const FileIdentity identity{static_cast<std::uint64_t>(st.st_dev),
                               static_cast<std::uint64_t>(st.st_ino)};
-  if (S_ISREG(st.st_mode)) return BeneathFile(std::move(fd), identity);
+  if (S_ISREG(st.st_mode)) {
+    return BeneathFile(std::move(fd), identity, static_cast<std::uint64_t>(st.st_nlink));
+  }
   if (S_ISDIR(st.st_mode)) {
     return failure(BeneathFailure::folder, EISDIR, "is a folder, not a file");
   }
@@ -260,7 +260,7 @@ BeneathResult<std::string> BeneathFile::read_up_to(std::size_t limit) const {
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
-      return failure(BeneathFailure::os_error, err, "cannot be read: " + errno_text(err));
+      return failure(BeneathFailure::os_error, err, "cannot be read: " + os_message(err));
     }
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
@@ -273,7 +273,7 @@ BeneathResult<BeneathFolder> BeneathFolder::open(const std::filesystem::path& fo
   if (fd < 0) {
     const int err = errno;
     BeneathError e = from_errno(err);
-    e.reason = "cannot open the folder " + folder.string() + ": " + errno_text(err);
+    e.reason = "cannot open the folder " + folder.string() + ": " + os_message(err);
     return e;
   }
   return BeneathFolder(UniqueFd(fd));
@@ -293,6 +293,38 @@ BeneathResult<BeneathFile> BeneathFolder::open_file(std::string_view relative,
     }
   }
   return Walk(fd_.get()).run(relative);
+}
+
+namespace {
+
+// Where a descriptor's file is now, as the kernel names it: absolute, links resolved.
+std::optional<std::string> path_of(int fd) {
+#ifdef __APPLE__
+  char buf[PATH_MAX];
+  if (::fcntl(fd, F_GETPATH, buf) != 0) return std::nullopt;
+  return std::string(buf);
+#else
+  char buf[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
+  std::string path(buf, static_cast<std::size_t>(n));
+  if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
+    return std::nullopt;
+  }
+  return path;
+#endif
+}
+
+}  // namespace
+
+std::optional<std::string> BeneathFolder::path_within(const BeneathFile& file) const {
+  const auto folder = path_of(fd_.get());
+  const auto opened = path_of(file.native_handle());
+  if (!folder || !opened) return std::nullopt;
+  const std::string prefix = *folder == "/" ? "/" : *folder + "/";
+  if (opened->compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return opened->substr(prefix.size());
 }
 
 std::optional<FileIdentity> BeneathFolder::identity_of(std::string_view name) const {

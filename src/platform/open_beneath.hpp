@@ -71,10 +71,13 @@ struct FileIdentity {
 // closes its descriptor when destroyed. Use from one thread at a time.
 class BeneathFile {
  public:
-  explicit BeneathFile(UniqueFd fd, FileIdentity identity) noexcept
-      : fd_(std::move(fd)), identity_(identity) {}
+  BeneathFile(UniqueFd fd, FileIdentity identity, std::uint64_t links) noexcept
+      : fd_(std::move(fd)), identity_(identity), links_(links) {}
 
   FileIdentity identity() const noexcept { return identity_; }
+  // How many names the file has (st_nlink): more than one, and another may be anywhere.
+  std::uint64_t links() const noexcept { return links_; }
+  int native_handle() const noexcept { return fd_.get(); }
 
   // Reads from the start until the end of the file or `limit` bytes, whichever comes first,
   // whatever the size the file claimed when opened: it may grow or shrink while read.
@@ -83,6 +86,7 @@ class BeneathFile {
  private:
   UniqueFd fd_;
   FileIdentity identity_;
+  std::uint64_t links_;
 };
 
 // A folder held open (O_PATH, O_DIRECTORY, O_CLOEXEC) for lookups beneath it: renaming or
@@ -99,6 +103,11 @@ class BeneathFolder {
   // comes back; folder and not_a_file otherwise, whose descriptor is closed unread.
   BeneathResult<BeneathFile> open_file(std::string_view relative,
                                        BeneathResolver resolver = BeneathResolver::automatic) const;
+
+  // Where `file`, opened beneath this folder, is within it as the system names it now, links
+  // resolved ("data/notes.txt" for a "notes" that links there); nullopt when it cannot be told
+  // (the file was deleted, no /proc) or is not within it.
+  std::optional<std::string> path_within(const BeneathFile& file) const;
 
   // The identity of the file `name` names in this folder, links followed wherever they lead
   // (the caller compares it, it never reads through it), or nullopt when there is none.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,6 +195,41 @@ TEST_F(Spawn, ReportsAMissingFolder) {
   EXPECT_EQ(spawned.error().message, "cannot start " + fixture_path() +
                                          ": cannot enter its folder /nonexistent/escouade: "
                                          "No such file or directory");
+}
+
+// What runs is the file resolved at load, not what PATH finds at spawn: an empty PATH entry
+// means the current folder, where a plugin could keep a program of the same name.
+TEST_F(Spawn, RunsExactlyTheExecutableItWasGivenWhateverPathSays) {
+  TempFolder folder;
+  std::ofstream(folder.path() / "escouade-test-fixture") << "#!/bin/sh\nexit 9\n";
+  fs::permissions(folder.path() / "escouade-test-fixture", fs::perms::owner_all);
+  SpawnRequest request{{"escouade-test-fixture", "exit", "6"},
+                       folder.path(),
+                       {"PATH=:/usr/bin", "ESCOUADE_PLUGIN_ID=" + tag_},
+                       fixture_path()};
+  auto spawned = start(request);
+  ASSERT_TRUE(spawned) << spawned.error().message;
+  const auto status = wait_exit(*spawned);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 6) << "the folder's own program ran";
+}
+
+// A start that fails for want of room (here: no descriptor left for its pipes) is told apart
+// from a program that cannot run: the supervisor does not count it as the plugin's crash.
+TEST_F(Spawn, AStartWithoutRoomIsExhaustedNotAFaultOfTheProgram) {
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);  // no new descriptor can be made
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto spawned = start({{fixture_path(), "exit"}, {}, tagged_env()});
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+  ASSERT_FALSE(spawned);
+  EXPECT_EQ(spawned.error().code, Errc::exhausted);
+  EXPECT_THAT(spawned.error().message, HasSubstr("Too many open files"));
 }
 
 TEST_F(Spawn, RefusesAnEmptyCommand) {

@@ -30,6 +30,9 @@ struct SpawnRequest {
   // Its whole environment, "K=V" each. PATH is taken from here to find argv[0], or from the
   // host's environment when it is not here.
   std::vector<std::string> env;
+  // When set (absolute), exactly this file runs, with `argv` as its arguments: PATH is not
+  // searched again, so what runs is what was checked (a plugin's program, resolved at load).
+  std::filesystem::path executable = {};
 };
 
 // A started process. The caller owns the four descriptors (close_fds) and must reap the process

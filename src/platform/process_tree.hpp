@@ -42,6 +42,13 @@ bool kill_group(int pgid, int sig);
 std::vector<int> adopted_orphans_of(std::string_view plugin_id,
                                     const std::set<int>& known_children);
 
+// Every living child of this (subreaper) process that is not one of `known_children`, whatever
+// its environment, session or process group. A host starts nothing but its plugins' leaders
+// and its watchdog (both known), and a living leader keeps its own tree (it is a subreaper
+// itself), so such a child is the orphan of a plugin whose leader ended: end each. Linux; on
+// macOS orphans go to launchd and only adopted_orphans_of finds them.
+std::vector<int> adopted_orphans(const std::set<int>& known_children);
+
 // Reaps the children of this process that have ended and are not in `known_children`: adopted
 // orphans, mostly. A known child is never reaped, so its exit status is left for wait_exit or
 // try_wait. Returns the reaped pids.

@@ -134,6 +134,16 @@ bool kill_group(int pgid, int sig) {
   return ::kill(-pgid, sig) == 0;
 }
 
+std::vector<int> adopted_orphans(const std::set<int>& known_children) {
+  const int self = ::getpid();
+  std::vector<int> orphans;
+  for (const ProcEntry& e : read_process_table()) {
+    if (e.zombie || known_children.count(e.pid) || !may_signal(e.pid)) continue;
+    if (e.ppid == self) orphans.push_back(e.pid);
+  }
+  return orphans;
+}
+
 std::vector<int> adopted_orphans_of(std::string_view plugin_id,
                                     const std::set<int>& known_children) {
   const std::string entry = "ESCOUADE_PLUGIN_ID=" + std::string(plugin_id);

@@ -233,7 +233,9 @@ Result<Spawned> spawn(const SpawnRequest& request) {
       path.resize(::GetEnvironmentVariableW(L"PATH", path.data(), n));
     }
   }
-  const std::wstring executable = resolve_program(widen(program), folder, path);
+  const std::wstring executable = request.executable.empty()
+                                      ? resolve_program(widen(program), folder, path)
+                                      : widen(request.executable.string());
   if (executable.empty()) return cannot_start(program, win_message(ERROR_FILE_NOT_FOUND));
   const std::wstring extension = executable.substr(executable.find_last_of(L'.'));
   if (_wcsicmp(extension.c_str(), L".exe") != 0 && _wcsicmp(extension.c_str(), L".com") != 0) {

@@ -337,6 +337,7 @@ TEST_F(OrphanTest, TheSubreaperHostFindsTheOrphansOfADeadLeaderByTheirEnvironmen
         put(out, "found " + join(adopted_orphans_of(tag, known)));
         put(out, "other " + join(adopted_orphans_of("dev.example.other", known)));
         put(out, "known " + join(adopted_orphans_of(tag, {living->pid, orphan})));
+        put(out, "any " + join(adopted_orphans(known)));
         kill_tree(orphan);
         kill_tree(living->pid);
         std::vector<int> reaped;
@@ -359,6 +360,7 @@ TEST_F(OrphanTest, TheSubreaperHostFindsTheOrphansOfADeadLeaderByTheirEnvironmen
   EXPECT_EQ(report["found"], orphan);
   EXPECT_EQ(report["other"], "") << "another plugin's id";
   EXPECT_EQ(report["known"], "") << "a known child is not an orphan";
+  EXPECT_EQ(report["any"], orphan) << "an orphan is found whatever its environment";
   EXPECT_EQ(report["reaped"], orphan);
   EXPECT_EQ(report["living"], "killed by signal 9 (SIGKILL)") << "its status was not stolen";
 }

@@ -104,8 +104,11 @@ struct ChildPlan {
   report_and_exit(plan.report_write, ChildFailure::kExec, refused ? EACCES : error);
 }
 
-Error cannot_start(const std::string& program, const std::string& why) {
-  return make_error(kOsError, "cannot start " + program + ": " + why);
+// `error`, the errno behind the failure when there is one, tells a lack of room (a fork bomb
+// elsewhere, a full descriptor table), which passes, from a program that cannot run.
+Error cannot_start(const std::string& program, const std::string& why, int error = 0) {
+  const bool exhausted = error == EAGAIN || error == ENOMEM || error == EMFILE || error == ENFILE;
+  return make_error(exhausted ? Errc::exhausted : kOsError, "cannot start " + program + ": " + why);
 }
 
 // Moves a descriptor to 3 or above, keeping O_CLOEXEC: the child's dup2 onto 0, 1 and 2 must not
@@ -125,10 +128,14 @@ struct Pipe {
 
 Result<Pipe> make_pipe(const std::string& program) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return cannot_start(program, "pipe: " + os_message(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    const int error = errno;
+    return cannot_start(program, "pipe: " + os_message(error), error);
+  }
   Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
   if (!lift_above_stdio(p.read) || !lift_above_stdio(p.write)) {
-    return cannot_start(program, "pipe: " + os_message(errno));
+    const int error = errno;
+    return cannot_start(program, "pipe: " + os_message(error), error);
   }
   return p;
 }
@@ -145,7 +152,9 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   const std::string& program = request.argv.front();
 
   // Everything the child reads, allocated now.
-  const std::vector<std::string> candidates = exec_candidates(program, search_path(request.env));
+  const std::vector<std::string> candidates =
+      request.executable.empty() ? exec_candidates(program, search_path(request.env))
+                                 : std::vector<std::string>{request.executable.string()};
   std::vector<const char*> candidate_ptrs;
   for (const std::string& c : candidates)
     candidate_ptrs.push_back(c.c_str());
@@ -182,7 +191,7 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   if (pid == 0) run_child(plan);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  if (pid < 0) return cannot_start(program, os_message(fork_error));
+  if (pid < 0) return cannot_start(program, os_message(fork_error), fork_error);
 
   in->read.reset();
   out->write.reset();
@@ -208,9 +217,10 @@ Result<Spawned> spawn(const SpawnRequest& request) {
         return cannot_start(program,
                             "cannot enter its folder " + cwd + ": " + os_message(failure.error));
       case ChildFailure::kSetup:
-        return cannot_start(program, "cannot set up its process: " + os_message(failure.error));
+        return cannot_start(program, "cannot set up its process: " + os_message(failure.error),
+                            failure.error);
       default:
-        return cannot_start(program, os_message(failure.error));
+        return cannot_start(program, os_message(failure.error), failure.error);
     }
   }
 

@@ -30,8 +30,11 @@
 namespace escouade::platform {
 namespace {
 
-Error cannot_start(const std::string& program, const std::string& why) {
-  return make_error(kOsError, "cannot start " + program + ": " + why);
+// `error`, the errno behind the failure when there is one, tells a lack of room (a fork bomb
+// elsewhere, a full descriptor table), which passes, from a program that cannot run.
+Error cannot_start(const std::string& program, const std::string& why, int error = 0) {
+  const bool exhausted = error == EAGAIN || error == ENOMEM || error == EMFILE || error == ENFILE;
+  return make_error(exhausted ? Errc::exhausted : kOsError, "cannot start " + program + ": " + why);
 }
 
 // A pipe end at 3 or above (the dup2 file actions onto 0, 1 and 2 must not hit another pipe
@@ -54,10 +57,14 @@ struct Pipe {
 
 Result<Pipe> make_pipe(const std::string& program) {
   int fds[2];
-  if (::pipe(fds) != 0) return cannot_start(program, "pipe: " + os_message(errno));
+  if (::pipe(fds) != 0) {
+    const int error = errno;
+    return cannot_start(program, "pipe: " + os_message(error), error);
+  }
   Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
   if (!prepare(p.read) || !prepare(p.write)) {
-    return cannot_start(program, "pipe: " + os_message(errno));
+    const int error = errno;
+    return cannot_start(program, "pipe: " + os_message(error), error);
   }
   return p;
 }
@@ -103,7 +110,9 @@ Result<Spawned> spawn(const SpawnRequest& request) {
           program, "cannot enter its folder " + request.cwd.string() + ": " + os_message(error));
     }
   }
-  std::vector<std::string> candidates = exec_candidates(program, search_path(request.env));
+  std::vector<std::string> candidates = request.executable.empty()
+                                            ? exec_candidates(program, search_path(request.env))
+                                            : std::vector<std::string>{request.executable.string()};
   for (std::string& c : candidates) {
     if (!folder.empty() && !c.starts_with('/')) c = (folder / c).string();
   }
@@ -159,7 +168,7 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   }
   if (!started) {
     if (refused && (error == ENOENT || error == ENOTDIR)) error = EACCES;
-    return cannot_start(program, os_message(error));
+    return cannot_start(program, os_message(error), error);
   }
 
   in->read.reset();

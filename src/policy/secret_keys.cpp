@@ -1,5 +1,7 @@
 #include "policy/secret_keys.hpp"
 
+#include "base/utf8.hpp"
+
 namespace escouade::policy {
 
 namespace {
@@ -13,6 +15,18 @@ bool grants(std::string_view pattern, std::string_view key) {
 }
 
 }  // namespace
+
+std::optional<std::string> secret_key_form_problem(std::string_view key) {
+  if (key.size() > kMaxSecretKeyBytes) {
+    return "a key holds " + std::to_string(kMaxSecretKeyBytes) + " bytes at most";
+  }
+  if (!is_valid_utf8(key)) return "a key is UTF-8 text";
+  for (char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return "a key holds no control character (NUL, line break...)";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> secret_key_refusal(const std::vector<std::string>& patterns,
                                               std::string_view key) {

@@ -17,6 +17,14 @@ namespace escouade::policy {
 // and go on past it (account:* takes account:work, not account: nor account). A key written as
 // a keychain name (plugin:<id>:<key>, even the plugin's own) is never granted: a plugin names
 // its secrets by key, and the host alone adds the prefix.
+// Why `key` cannot be a key at all, whoever asks: longer than kMaxSecretKeyBytes, not UTF-8,
+// or holding a control character (a NUL would cut the keychain's name short). The caller
+// answers invalidParams (-32602): the params do not hold, before any permission is judged. An
+// empty key is well formed and simply never granted (-32001, as the spec says of any key that
+// is not one of the plugin's permissions).
+inline constexpr std::size_t kMaxSecretKeyBytes = 256;
+std::optional<std::string> secret_key_form_problem(std::string_view key);
+
 std::optional<std::string> secret_key_refusal(const std::vector<std::string>& patterns,
                                               std::string_view key);
 

@@ -52,5 +52,35 @@ TEST(SecretKeys, KeychainNamesAreRefusedWithTheirReason) {
   EXPECT_NE(refusal->find("a keychain name, not a key"), std::string::npos);
 }
 
+// A key that cannot be a key is a params problem (-32602), judged before any permission: a NUL
+// would cut the keychain's name short, so `account:x\0y` must never reach it.
+TEST(SecretKeys, KeysThatCannotBeKeysAreNamedAsSuch) {
+  using namespace std::string_view_literals;
+  struct Bad {
+    std::string_view key;
+    const char* problem;
+  };
+  const std::string too_long(kMaxSecretKeyBytes + 1, 'k');
+  const Bad bad[] = {
+      {"account:x\0y"sv, "control character"},
+      {"token\n"sv, "control character"},
+      {"tok\x7f"
+       "en"sv,
+       "control character"},
+      {"\xff\xfe"sv, "UTF-8"},
+      {"account:\xc3"sv, "UTF-8"},
+      {too_long, "256 bytes at most"},
+  };
+  for (const Bad& b : bad) {
+    const auto problem = secret_key_form_problem(b.key);
+    ASSERT_TRUE(problem) << b.key;
+    EXPECT_NE(problem->find(b.problem), std::string::npos) << *problem;
+  }
+  for (std::string_view good : {""sv, "token"sv, "account:work"sv, "clé:été"sv}) {
+    EXPECT_FALSE(secret_key_form_problem(good)) << good;
+  }
+  EXPECT_FALSE(secret_key_form_problem(std::string(kMaxSecretKeyBytes, 'k')));
+}
+
 }  // namespace
 }  // namespace escouade::policy

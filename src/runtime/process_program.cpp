@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <deque>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,10 @@ constexpr std::size_t kStderrPiece = 16 * 1024;
 // After its exit, how long its pipes may stay open (held by something out of its tree) before
 // its end is delivered anyway.
 constexpr std::chrono::milliseconds kLinger{2000};
+// What the host holds for a plugin that does not read its input: bytes written and not yet
+// taken by the pipe (docs/SECURITY.md, "bounded"). 4 MiB: far above what a plugin that reads
+// leaves waiting, and at most 16 answers of files/read's largest.
+constexpr std::size_t kInputBacklog = 4u * 1024u * 1024u;
 // Without a pidfd (kernels before 5.3), how often to look whether the process ended.
 constexpr std::chrono::milliseconds kExitPoll{50};
 
@@ -46,6 +51,8 @@ struct ProcessProgram::State {
   bool finished = false;  // `exited` delivered
   bool out_done = false;  // its output reached its end (or failed)
   bool err_done = false;
+  int killing = 0;         // kills of its tree under way on the TreeEnder: not reaped meanwhile
+  bool exit_seen = false;  // its exit came during one
   std::optional<platform::ExitStatus> status;  // reaped, `exited` not yet delivered
   std::unique_ptr<asio::steady_timer> linger;  // bounds the wait for the pipes' ends
   std::unique_ptr<Descriptor> in, out, err, pidfd;
@@ -53,10 +60,23 @@ struct ProcessProgram::State {
   proto::LineFramer framer;
   std::string err_pending;
   // Lines to write: `pending` gathers what comes while `in_flight` is being written, so that a
-  // burst of lines leaves in one write instead of one system call a line.
-  std::string pending;
+  // burst of lines leaves in one write instead of one system call a line. Bounded (what the
+  // host holds for one plugin is): past kInputBacklog bytes not yet taken by the plugin, its
+  // stdout is not read until half of that is (back-pressure, as a pipe does), and a
+  // notification (a fact) pushes out the oldest notifications waiting, or is dropped itself.
+  struct Line {
+    std::string text;
+    bool droppable;
+  };
+  std::deque<Line> pending;
+  std::size_t pending_bytes = 0;
   std::string in_flight;
   bool writing = false;
+  bool output_paused = false;  // its stdout is not read while its input is full
+  bool full = false;           // its input filled, and has not drained to half since
+  std::size_t dropped = 0;     // notifications dropped since its input filled
+
+  std::size_t backlog() const noexcept { return pending_bytes + in_flight.size(); }
   std::array<char, 64 * 1024> out_buf{};
   std::array<char, 16 * 1024> err_buf{};
 
@@ -123,11 +143,21 @@ ProcessProgram::~ProcessProgram() {
   lifeline_.end();
   auto& s = *state_;
   if (s.running) {
-    platform::kill_tree(s.child.pid);
-    platform::wait_exit(s.child);
     s.running = false;
-    s.context.known_children.erase(s.child.pid);
-    if (s.context.reaper) (void)s.context.reaper->remove(s.child.pid);
+    ProcessContext& ctx = s.context;
+    const int pid = s.child.pid;
+    const auto forget = [&ctx, pid] {
+      ctx.known_children.erase(pid);
+      if (ctx.reaper) (void)ctx.reaper->remove(pid);
+    };
+    if (ctx.ender) {
+      // Known, and watched by the reaper, until it is reaped there.
+      ctx.ender->end_and_reap(pid, forget);
+    } else {
+      platform::kill_tree(pid);
+      platform::wait_exit(s.child);
+      forget();
+    }
   }
   for (auto* d : {s.in.get(), s.out.get(), s.err.get(), s.pidfd.get()}) {
     if (d) {
@@ -160,11 +190,25 @@ namespace {
 
 void try_finish(const StatePtr& s);
 
+// Its input went past the bound: told once until it drains.
+void note_full(const StatePtr& s) {
+  if (s->full) return;
+  s->full = true;
+  if (s->events.input_full) s->events.input_full(s->backlog());
+}
+
 void read_output(const StatePtr& s) {
   s->out->async_read_some(asio::buffer(s->out_buf),
                           [s](boost::system::error_code ec, std::size_t n) {
                             if (!s->owner || s->finished) return;
                             if (n > 0) s->output(std::string_view(s->out_buf.data(), n));
+                            if (!ec && s->backlog() > kInputBacklog) {
+                              // It does not read what it is answered: it may ask nothing
+                              // more until it has (back-pressure).
+                              s->output_paused = true;
+                              note_full(s);
+                              return;
+                            }
                             if (!ec) return read_output(s);
                             s->out_done = true;
                             try_finish(s);
@@ -182,22 +226,72 @@ void read_errors(const StatePtr& s) {
                           });
 }
 
+void resume_if_drained(const StatePtr& s);
+
 void write_next(const StatePtr& s) {
   if (s->writing || s->pending.empty() || !s->in) return;
   s->writing = true;
   s->in_flight.clear();
-  s->in_flight.swap(s->pending);
+  s->in_flight.reserve(s->pending_bytes);
+  for (auto& l : s->pending)
+    s->in_flight += l.text;
+  s->pending.clear();
+  s->pending_bytes = 0;
   asio::async_write(*s->in, asio::buffer(s->in_flight),
                     [s](boost::system::error_code ec, std::size_t) {
                       if (!s->owner) return;
                       s->writing = false;
+                      s->in_flight.clear();
                       if (ec) {
                         // It closed its input or ended: what was not written is lost with it.
                         s->pending.clear();
-                        return;
+                        s->pending_bytes = 0;
                       }
-                      write_next(s);
+                      resume_if_drained(s);
+                      if (!ec) write_next(s);
                     });
+}
+
+void read_output(const StatePtr& s);
+
+// Once its input holds half the bound or less: its stdout is read again, and the notifications
+// dropped meanwhile are told.
+void resume_if_drained(const StatePtr& s) {
+  if (s->backlog() > kInputBacklog / 2) return;
+  if (s->full) {
+    s->full = false;
+    const std::size_t dropped = std::exchange(s->dropped, 0);
+    if (s->events.input_drained) s->events.input_drained(dropped);
+  }
+  if (s->output_paused && !s->out_done && !s->finished) {
+    s->output_paused = false;
+    read_output(s);
+  }
+}
+
+void queue_line(const StatePtr& s, std::string line, bool droppable) {
+  if (droppable && s->backlog() + line.size() > kInputBacklog) {
+    // Its input is full: the oldest notifications waiting go first, then this one if need be.
+    for (auto it = s->pending.begin();
+         it != s->pending.end() && s->backlog() + line.size() > kInputBacklog;) {
+      if (!it->droppable) {
+        ++it;
+        continue;
+      }
+      s->pending_bytes -= it->text.size();
+      it = s->pending.erase(it);
+      ++s->dropped;
+      note_full(s);
+    }
+    if (s->backlog() + line.size() > kInputBacklog) {
+      ++s->dropped;
+      note_full(s);
+      return;
+    }
+  }
+  s->pending_bytes += line.size();
+  s->pending.push_back({std::move(line), droppable});
+  write_next(s);
 }
 
 // Reads what is left in a pipe without waiting, now that nothing can write to it any more.
@@ -230,21 +324,30 @@ void try_finish(const StatePtr& s) {
   if (exited) exited(ProgramEnd::of_process(*s->status));
 }
 
-void ended(const StatePtr& s, const platform::ExitStatus& status) {
-  s->running = false;
-  auto& ctx = s->context;
-  ctx.known_children.erase(s->child.pid);
-  if (ctx.reaper) (void)ctx.reaper->remove(s->child.pid);
-  // What it started and left behind came to the host (a subreaper): end it too, so that the
-  // pipes it may hold close and nothing of the plugin outlives it.
+// What a plugin started and left behind came to the host (a subreaper): end it too, so that
+// the pipes it may hold close and nothing of the plugin outlives it, whatever it did to its
+// environment, session or group (platform::adopted_orphans).
+void end_orphans(ProcessContext& ctx) {
+  if (ctx.ender) {
+    ctx.ender->end_orphans(ctx.known_children, nullptr);
+    return;
+  }
   for (int round = 0; round < 8; ++round) {
-    auto orphans = platform::adopted_orphans_of(s->spec.plugin_id, ctx.known_children);
+    auto orphans = platform::adopted_orphans(ctx.known_children);
     if (orphans.empty()) break;
     for (int pid : orphans)
       platform::kill_tree(pid);
     platform::reap_adopted(ctx.known_children);
   }
   platform::reap_adopted(ctx.known_children);
+}
+
+void ended(const StatePtr& s, const platform::ExitStatus& status) {
+  s->running = false;
+  auto& ctx = s->context;
+  ctx.known_children.erase(s->child.pid);
+  if (ctx.reaper) (void)ctx.reaper->remove(s->child.pid);
+  end_orphans(ctx);
   s->status = status;
   // Its pipes end once nothing holds them; something out of reach (a process that left its
   // tree and changed its environment) may hold them longer: after a bound, what was written
@@ -267,6 +370,11 @@ void watch_exit(const StatePtr& s) {
   if (s->pidfd) {
     s->pidfd->async_wait(Descriptor::wait_read, [s](boost::system::error_code ec) {
       if (!s->owner || ec) return;
+      // Not reaped while a kill of its tree is under way: its pid must stay its own.
+      if (s->killing > 0) {
+        s->exit_seen = true;
+        return;
+      }
       auto status = platform::try_wait(s->child.pid);
       if (!status) {
         watch_exit(s);  // spurious wake-up
@@ -279,6 +387,10 @@ void watch_exit(const StatePtr& s) {
   s->poll->expires_after(kExitPoll);
   s->poll->async_wait([s](boost::system::error_code ec) {
     if (!s->owner || ec) return;
+    if (s->killing > 0) {
+      s->exit_seen = true;
+      return;
+    }
     if (auto status = platform::try_wait(s->child.pid)) {
       ended(s, *status);
     } else {
@@ -307,6 +419,7 @@ Result<void> ProcessProgram::start(ProgramEvents events) {
   s.events = std::move(events);
   platform::SpawnRequest req;
   req.argv = s.spec.command;
+  req.executable = s.spec.executable;
   req.cwd = s.spec.folder;
   req.env = s.spec.env;
   auto spawned = platform::spawn(req);
@@ -334,14 +447,34 @@ Result<void> ProcessProgram::start(ProgramEvents events) {
 
 void ProcessProgram::write_line(std::string line) {
   if (!state_->running) return;
-  state_->pending.append(line);
-  write_next(state_);
+  queue_line(state_, std::move(line), false);
+}
+
+void ProcessProgram::write_droppable(std::string line) {
+  if (!state_->running) return;
+  queue_line(state_, std::move(line), true);
+}
+
+std::size_t ProcessProgram::input_backlog() const {
+  return state_->backlog();
 }
 
 void ProcessProgram::stop() {
-  if (!state_->running) return;
+  auto& s = *state_;
+  if (!s.running) return;
   // The whole tree, group and setsid'd descendants alike; the exit then comes by the pidfd.
-  platform::kill_tree(state_->child.pid);
+  if (!s.context.ender) {
+    platform::kill_tree(s.child.pid);
+    return;
+  }
+  ++s.killing;
+  s.context.ender->end(s.child.pid, [state = state_] {
+    --state->killing;
+    if (state->killing == 0 && state->exit_seen && state->owner) {
+      state->exit_seen = false;
+      watch_exit(state);  // what it saw meanwhile, seen again: the pidfd is still ready
+    }
+  });
 }
 
 }  // namespace escouade::runtime

@@ -15,6 +15,7 @@
 #include "platform/reaper.hpp"
 #include "protocol/framing.hpp"
 #include "runtime/program.hpp"
+#include "runtime/tree_ender.hpp"
 
 namespace escouade::runtime {
 
@@ -23,7 +24,12 @@ namespace escouade::runtime {
 struct ProcessContext {
   platform::Reaper* reaper = nullptr;  // may be null: no watchdog
   std::set<int> known_children;
-  std::size_t max_line_bytes = proto::kDefaultMaxLineBytes;
+  // The longest line read from a plugin's stdout. The largest message a plugin sends is an
+  // fs/write of 4 MiB in base64 (limits.fileBytes at most): about 5.6 MiB with its envelope.
+  std::size_t max_line_bytes = kMaxPluginLineBytes;
+  // Ends trees off the host's thread (tree_ender.hpp); null: on it, as tests of one program may.
+  TreeEnder* ender = nullptr;
+  static constexpr std::size_t kMaxPluginLineBytes = 8u * 1024u * 1024u;
 };
 
 class ProcessProgram final : public Program {
@@ -34,6 +40,9 @@ class ProcessProgram final : public Program {
 
   Result<void> start(ProgramEvents events) override;
   void write_line(std::string line) override;
+  void write_droppable(std::string line) override;
+  // Bytes written to it and not yet taken by its input (for tests and benchmarks).
+  std::size_t input_backlog() const;
   void stop() override;
   std::optional<int> pid() const override;
   std::optional<std::uint64_t> memory_bytes() const override;

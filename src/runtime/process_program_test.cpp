@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,6 +188,65 @@ TEST_F(ProcessProgramTest, DestroyingARunningProgramEndsIt) {
   p.reset();
   EXPECT_TRUE(process_gone(pid));
   EXPECT_TRUE(context_.known_children.empty());
+}
+
+// What the host holds for a plugin that does not read is bounded: its input takes 4 MiB, then
+// notifications are dropped (told once), and all is told again once it reads.
+TEST_F(ProcessProgramTest, AProgramThatDoesNotReadFillsItsInputThenDrainsIt) {
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("escouade-backlog-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  auto p =
+      make("cd '" + folder.string() + "'; while [ ! -e go ]; do sleep 0.02; done; cat > /dev/null");
+  auto e = events();
+  std::optional<std::size_t> full_at, dropped;
+  e.input_full = [&](std::size_t backlog) { full_at = backlog; };
+  e.input_drained = [&](std::size_t n) { dropped = n; };
+  ASSERT_TRUE(p->start(std::move(e)));
+  const std::string mib(1024 * 1024 - 1, 'x');
+  for (int i = 0; i < 5; ++i)
+    p->write_line(mib + "\n");  // answers are never dropped: past the bound, they still wait
+  for (int i = 0; i < 10; ++i)
+    p->write_droppable(R"({"jsonrpc":"2.0","method":"events/fact"})"
+                       "\n");
+  ASSERT_TRUE(full_at.has_value());
+  EXPECT_GT(*full_at, 4u * 1024 * 1024 - 64 * 1024);  // the pipe itself holds 64 KiB
+  EXPECT_FALSE(dropped.has_value());
+
+  std::ofstream(folder / "go") << "go\n";
+  run_until([&] { return dropped.has_value(); });
+  EXPECT_EQ(*dropped, 10u);
+  run_until([&] { return p->input_backlog() == 0; });
+  p->stop();
+  run_until([&] { return exit_.has_value(); });
+  std::filesystem::remove_all(folder);
+}
+
+// With a TreeEnder the ends run off this thread; a leader started while the orphans of a crash
+// are being ended is known at once, and never taken for one of them.
+TEST_F(ProcessProgramTest, TheOrphansOfACrashEndOffThisThreadAndANewLeaderIsLeftAlone) {
+  TreeEnder ender(io_.get_executor());
+  context_.ender = &ender;
+  auto crashing = make("setsid sh -c 'echo $$; exec env -i sleep 1000' & sleep 0.2; exit 3");
+  std::unique_ptr<ProcessProgram> next;
+  auto e = events();
+  e.exited = [&](const ProgramEnd& end) {
+    exit_ = end.status;
+    next = make("echo $$; exec sleep 1000", "dev.test.next");
+    ASSERT_TRUE(next->start(events()));  // its output joins out_
+  };
+  ASSERT_TRUE(crashing->start(std::move(e)));
+  run_until([&] { return out_.size() == 2; });
+  const int orphan = std::stoi(out_[0]);
+  const int leader = std::stoi(out_[1]);
+  run_until([&] { return process_gone(orphan); });
+  EXPECT_EQ(exit_->code, 3);
+  // Still running, and still one of the host's known children.
+  EXPECT_FALSE(process_gone(leader));
+  EXPECT_TRUE(context_.known_children.count(leader));
+  next.reset();  // ended and reaped on the TreeEnder, then forgotten here
+  run_until([&] { return context_.known_children.empty(); });
+  EXPECT_TRUE(process_gone(leader));
 }
 
 }  // namespace

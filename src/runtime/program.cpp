@@ -22,6 +22,7 @@ ManifestProgram program_of(const manifest::Manifest& m) {
     case manifest::RunKind::command:
       out.spec.kind = RunKind::command;
       out.spec.command = m.run.command;
+      out.spec.executable = m.run.resolved;
       out.runs = true;
       break;
     case manifest::RunKind::js:

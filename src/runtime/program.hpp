@@ -32,8 +32,10 @@ using ExitStatus = platform::ExitStatus;
 struct ProgramEnd {
   // A crash: the restart policy applies (3 restarts within 5 minutes). A refusal: the program
   // cannot run as it is (a module that imports what it may not), so it is stopped, never
-  // restarted by itself.
-  enum class Kind { crash, refusal };
+  // restarted by itself. No room: it could not start because the system had none (no process
+  // slot, no descriptor, no memory: a fork bomb elsewhere), which is not its fault: it is tried
+  // again later, and not counted as a crash.
+  enum class Kind { crash, refusal, no_room };
   Kind kind = Kind::crash;
   // Why, in English, for the journal and the status: "exit code 3", "killed by signal 9
   // (SIGKILL)", "a turn ran past 2000 ms: Escouade stopped its instance".
@@ -58,6 +60,13 @@ struct ProgramEvents {
   std::function<void(std::string_view piece)> error_piece;
   // It ended; called once, after every line it wrote has been delivered.
   std::function<void(const ProgramEnd&)> exited;
+  // Its input is full (`backlog` bytes it has not taken): notifications are dropped from now
+  // on, the oldest first, and its output is not read until half of it is taken. Once per fill,
+  // whether a notification or its own calls' answers filled it.
+  std::function<void(std::size_t backlog)> input_full;
+  // It took half of what filled its input: `dropped` notifications (maybe none) were lost
+  // meanwhile.
+  std::function<void(std::size_t dropped)> input_drained;
 };
 
 // What the manifest's run asks for.
@@ -77,9 +86,12 @@ struct ProgramSpec {
   std::string plugin_id;
   RunKind kind = RunKind::command;
   std::vector<std::string> command;  // a process: argv, argv[0] relative to `folder` or on PATH
-  std::filesystem::path module;      // js or wasm: the module, beneath `folder`
-  std::filesystem::path folder;      // the plugin's folder: where it runs
-  std::vector<std::string> env;      // a process: "K=V", its whole environment
+  // A process: the file that runs, absolute (the manifest's run.resolved, checked at load). When
+  // set, PATH is not searched again at the start: what runs is what was checked.
+  std::filesystem::path executable;
+  std::filesystem::path module;  // js or wasm: the module, beneath `folder`
+  std::filesystem::path folder;  // the plugin's folder: where it runs
+  std::vector<std::string> env;  // a process: "K=V", its whole environment
   ProgramLimits limits;
 };
 
@@ -99,6 +111,9 @@ class Program {
   virtual Result<void> start(ProgramEvents events) = 0;
   // Queues one line ('\n' included) for its input.
   virtual void write_line(std::string line) = 0;
+  // The same for a notification, which may be dropped, the oldest first, when its input is full
+  // (what the host holds for one plugin is bounded); an answer or a call never is.
+  virtual void write_droppable(std::string line) { write_line(std::move(line)); }
   // Ends it and everything it started; `exited` follows.
   virtual void stop() = 0;
   // Its process id, when it is a process that runs.

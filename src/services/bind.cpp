@@ -21,7 +21,8 @@ void serve_files(rpc::Session& session, const FilesContext& ctx,
                  const std::shared_ptr<ServedPlugin>& plugin) {
   session.serve<method::FilesRead>([ctx, plugin](const proto::FilesReadParams& p, rpc::Reply r) {
     ctx.workers->run(
-        [folder = plugin->manifest.folder, path = p.path] { return read_own_file(folder, path); },
+        plugin->manifest.id,
+        [folder = plugin->folder, path = p.path] { return folder->read(path); },
         [plugin, path = p.path, reply = std::move(r)](Result<std::string> text) mutable {
           if (!text) {
             plugin->journal->warn(text.error().message);
@@ -51,6 +52,7 @@ void serve_settings(rpc::Session& session, const SettingsContext& ctx,
           }
         }
         ctx.workers->run(
+            plugin->manifest.id,
             [manifest = plugin->manifest, store = ctx.store, folder] {
               return resolve_settings(manifest, *store, folder ? &*folder : nullptr);
             },
@@ -66,8 +68,16 @@ void serve_settings(rpc::Session& session, const SettingsContext& ctx,
 
 void bind_services(rpc::Session& session, RunScope& run, const ServiceContext& ctx,
                    std::shared_ptr<ServedPlugin> plugin) {
-  (void)run;  // nothing bound here opens what would outlive a call
-  session.serve<method::SecretsGet>([ctx, plugin](const proto::SecretsGetParams& p, rpc::Reply r) {
+  // `run` outlives every call its session dispatches: the session is closed before it goes.
+  session.serve<method::SecretsGet>([ctx, plugin, run = &run](const proto::SecretsGetParams& p,
+                                                              rpc::Reply r) {
+    if (!run->ready()) {
+      const std::string sentence =
+          "secrets/get " + quote_name(p.key) + ": refused: asked before initialize was answered";
+      plugin->journal->warn(sentence);
+      r.error(proto::ErrorCode::refused, sentence);
+      return;
+    }
     get_secret(ctx.secrets, plugin, p.key, std::move(r));
   });
   if (ctx.settings.store) serve_settings(session, ctx.settings, plugin);

@@ -9,10 +9,11 @@
 #include <string>
 #include <utility>
 
+#include "base/workers.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
-#include "services/workers.hpp"
+#include "services/files.hpp"
 
 namespace escouade::platform {
 class Keychain;
@@ -53,6 +54,8 @@ struct ServiceContext {
 // a new ServedPlugin; the journal and the masker stay the plugin's for as long as it is loaded.
 struct ServedPlugin {
   manifest::Manifest manifest;
+  // Its folder, opened once at load (files/read reads beneath it).
+  std::shared_ptr<const OwnFolder> folder;
   std::shared_ptr<Journal> journal;
   std::shared_ptr<Masker> masker;
   std::map<std::string, std::filesystem::path, std::less<>> project_folders;

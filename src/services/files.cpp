@@ -52,14 +52,32 @@ ErrorCode code_of(BeneathFailure kind) {
   return ErrorCode::failed;
 }
 
-}  // namespace
-
-Result<std::string> read_own_file(const std::filesystem::path& folder, std::string_view path) {
-  return read_own_file(folder, path, platform::BeneathResolver::automatic);
+// The first hidden part of `within` (a path relative to the folder), if any.
+std::optional<std::string> hidden_part(std::string_view within) {
+  std::size_t start = 0;
+  while (start <= within.size()) {
+    const std::size_t end = std::min(within.find('/', start), within.size());
+    if (end > start && within[start] == '.') return std::string(within.substr(start, end - start));
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
-Result<std::string> read_own_file(const std::filesystem::path& folder, std::string_view path,
-                                  platform::BeneathResolver resolver) {
+}  // namespace
+
+std::shared_ptr<const OwnFolder> OwnFolder::open(const std::filesystem::path& folder) {
+  auto own = std::make_shared<OwnFolder>();
+  auto root = platform::BeneathFolder::open(folder);
+  if (root) {
+    own->root_.emplace(std::move(*root));
+  } else {
+    own->open_error_ = root.error().reason;
+  }
+  return own;
+}
+
+Result<std::string> OwnFolder::read(std::string_view path,
+                                    platform::BeneathResolver resolver) const {
   const auto say = [path](ErrorCode code, std::string_view reason) {
     return Error{code, "files/read " + quote_name(path, kQuotedPathBytes) + ": " +
                            std::string(verdict(code)) + ": " + std::string(reason)};
@@ -70,15 +88,27 @@ Result<std::string> read_own_file(const std::filesystem::path& folder, std::stri
     const bool invalid = parts.error().code == ErrorCode::invalid_params;
     return say(invalid ? ErrorCode::invalid_params : ErrorCode::refused, parts.error().message);
   }
-  auto root = platform::BeneathFolder::open(folder);
-  if (!root) return say(ErrorCode::failed, root.error().reason);
-  auto file = root->open_file(path, resolver);
+  if (!root_) return say(ErrorCode::failed, open_error_);
+  auto file = root_->open_file(path, resolver);
   if (!file) return say(code_of(file.error().kind), file.error().reason);
 
+  // Judged on the file opened, not on the text of the path: a link with a visible name may
+  // lead to a hidden one (cfg -> .git/config, g -> .git then g/config, up -> ../.env).
+  const auto within = root_->path_within(*file);
+  if (!within) return say(ErrorCode::refused, "where it leads cannot be told");
+  if (auto hidden = hidden_part(*within)) {
+    return say(ErrorCode::refused, "it leads to a hidden file or folder (" +
+                                       quote_name(*within, kQuotedPathBytes) + ")");
+  }
   // Before reading: the manifest's bytes never enter this process through files/read.
-  const auto manifest = root->identity_of(manifest::kManifestFileName);
+  const auto manifest = root_->identity_of(manifest::kManifestFileName);
   if (manifest && *manifest == file->identity()) {
     return say(ErrorCode::refused, "the manifest, under another name");
+  }
+  if (file->links() > 1) {
+    return say(ErrorCode::refused,
+               "the file has other names (a hard link), which may be outside "
+               "the folder");
   }
 
   auto bytes = file->read_up_to(kMaxOwnFileBytes + 1);

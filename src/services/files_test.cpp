@@ -37,6 +37,12 @@ namespace {
 namespace fs = std::filesystem;
 using platform::BeneathResolver;
 
+// As files/read reads: the folder opened (as at load), then the path beneath it.
+Result<std::string> read_own_file(const fs::path& folder, std::string_view path,
+                                  BeneathResolver resolver = BeneathResolver::automatic) {
+  return OwnFolder::open(folder)->read(path, resolver);
+}
+
 constexpr auto kInvalid = proto::ErrorCode::invalid_params;
 constexpr auto kRefused = proto::ErrorCode::refused;
 constexpr auto kFailed = proto::ErrorCode::failed;
@@ -112,6 +118,13 @@ class PluginFolder {
     fs::create_symlink("loop_a", r / "loop_b");
     fs::create_symlink("self", r / "self");
     fs::create_symlink("/proc/self/root/etc/passwd", r / "magic");
+    // Visible names that lead to hidden files (issue 11's attack review).
+    fs::create_symlink(".git/config", r / "cfg");
+    fs::create_symlink(".git", r / "g");
+    fs::create_symlink(".env", r / "notes.txt");
+    fs::create_symlink("../.env", r / "data" / "up_env");
+    fs::create_symlink("a/.hidden", r / "shown");
+    fs::create_hard_link(outside() / "secret.txt", r / "hard_outside");
   }
 
  private:
@@ -237,6 +250,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "refused: the manifest, under another name"),
             fails("HardLinkToTheManifest", "hard_manifest", kRefused, R"("hard_manifest")",
                   "refused: the manifest, under another name"),
+            fails("LinkToGitConfig", "cfg", kRefused, R"("cfg")",
+                  R"(refused: it leads to a hidden file or folder (".git/config"))"),
+            fails("LinkToTheGitFolder", "g/config", kRefused, R"("g/config")",
+                  R"(refused: it leads to a hidden file or folder (".git/config"))"),
+            fails("VisibleNameForDotEnv", "notes.txt", kRefused, R"("notes.txt")",
+                  R"(refused: it leads to a hidden file or folder (".env"))"),
+            fails("ClimbingLinkToDotEnv", "data/up_env", kRefused, R"("data/up_env")",
+                  R"(refused: it leads to a hidden file or folder (".env"))"),
+            fails("LinkToAHiddenFolderDeeper", "shown/b", kRefused, R"("shown/b")",
+                  R"(refused: it leads to a hidden file or folder ("a/.hidden/b"))"),
+            fails("HardLinkToAFileOutside", "hard_outside", kRefused, R"("hard_outside")",
+                  "refused: the file has other names (a hard link), which may be outside the "
+                  "folder"),
             fails("LoopOfLinks", "loop_a", kRefused, R"("loop_a")", "refused: a loop of links"),
             fails("SelfLink", "self", kRefused, R"("self")", "refused: a loop of links"),
             fails("AFolder", "data", kNotFound, R"("data")", "not found: is a folder, not a file"),

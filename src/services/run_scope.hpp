@@ -64,6 +64,12 @@ class RunScope {
   // Called once when the run ends, before what is held is ended: a service's own bookkeeping.
   void on_end(std::function<void()> f) { on_end_.push_back(std::move(f)); }
 
+  // The plugin answered initialize with protocol 1. Until then it may not have its secrets: a
+  // plugin that has not agreed to speak the protocol gets nothing it could quote back in a
+  // refusal (docs/SECURITY.md).
+  void mark_ready() noexcept { ready_ = true; }
+  bool ready() const noexcept { return ready_; }
+
  private:
   struct Held {
     const void* key;
@@ -72,6 +78,7 @@ class RunScope {
   rpc::Session& session_;
   std::vector<Held> held_;
   std::vector<std::function<void()>> on_end_;
+  bool ready_ = false;
   Lifeline lifeline_;
 };
 

@@ -35,23 +35,28 @@ void change_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin
     boost::asio::post(ctx.host,
                       [done = std::move(done), e = Error{code, std::move(message)}] { done(e); });
   };
+  if (auto problem = policy::secret_key_form_problem(key)) {
+    return fail(ErrorCode::invalid_params, "key " + quote_name(key) + ": " + *problem);
+  }
   if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
     return fail(ErrorCode::invalid_params,
                 "key " + quote_name(key) + " of " + plugin->manifest.id + ": " + *refusal);
   }
   if (!ctx.keychain) return fail(ErrorCode::keychain, "no keychain is configured");
-  ctx.workers->run([keychain = ctx.keychain, name = keychain_name(plugin->manifest.id, key),
-                    work = std::move(work)] { return work(*keychain, name); },
-                   [plugin, what = std::move(what), done = std::move(done)](Result<void> r) {
-                     if (!r) {
-                       const Error e = keychain_error(r.error(), what);
-                       plugin->journal->error(e.message);
-                       done(e);
-                       return;
-                     }
-                     plugin->journal->info(what + " by the app");
-                     done(Result<void>{});
-                   });
+  ctx.workers->run(
+      plugin->manifest.id,
+      [keychain = ctx.keychain, name = keychain_name(plugin->manifest.id, key),
+       work = std::move(work)] { return work(*keychain, name); },
+      [plugin, what = std::move(what), done = std::move(done)](Result<void> r) {
+        if (!r) {
+          const Error e = keychain_error(r.error(), what);
+          plugin->journal->error(e.message);
+          done(e);
+          return;
+        }
+        plugin->journal->info(what + " by the app");
+        done(Result<void>{});
+      });
 }
 
 }  // namespace
@@ -67,6 +72,12 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key) {
 void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
                 const std::string& key, rpc::Reply reply) {
   const std::string what = "secrets/get " + quote_name(key);
+  if (auto problem = policy::secret_key_form_problem(key)) {
+    const std::string sentence = what + ": invalid params: " + *problem;
+    plugin->journal->warn(sentence);
+    reply.error(ErrorCode::invalid_params, sentence);
+    return;
+  }
   if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
     const std::string sentence = what + ": refused: " + *refusal;
     plugin->journal->warn(sentence);
@@ -80,6 +91,7 @@ void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& 
     return;
   }
   ctx.workers->run(
+      plugin->manifest.id,
       [keychain = ctx.keychain, name = keychain_name(plugin->manifest.id, key)] {
         return keychain->get(name);
       },

@@ -6,6 +6,7 @@
 #include <boost/json/value_from.hpp>
 #include <utility>
 
+#include "platform/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/gen/types.hpp"
 #include "supervisor/handshake.hpp"
@@ -18,19 +19,11 @@ using rpc::CallOutcome;
 
 namespace {
 
-constexpr std::size_t kStderrKept = 10;  // last lines of stderr quoted in a crash report
-// Of a stderr line that comes in pieces, the bytes kept to be journaled (and masked) whole.
-constexpr std::size_t kLongLineKept = 64 * 1024;
-
-std::string join_stderr(const std::deque<std::string>& lines) {
-  if (lines.empty()) return "none";
-  std::string out;
-  for (const auto& l : lines) {
-    if (!out.empty()) out += " | ";
-    out += l;
-  }
-  return out;
-}
+// The plugin's calls that may wait for their answers at once (rpc::Session::set_max_in_flight):
+// each holds a worker's work or its answer, files/read's up to 256 KiB.
+constexpr std::size_t kCallsInFlight = 128;
+// The longest wait before another try at a start the system had no room for.
+constexpr std::chrono::seconds kLongestRetry{30};
 
 }  // namespace
 
@@ -76,15 +69,18 @@ Supervisor::Supervisor(asio::any_io_executor executor, SupervisorConfig config,
       programs_(programs),
       journal_(journal),
       on_status_(std::move(on_status)),
+      stderr_(executor, journal, clock),
       clock_(clock),
       memory_timer_(clock.make_timer(executor)),
-      shutdown_timer_(clock.make_timer(executor)) {}
+      shutdown_timer_(clock.make_timer(executor)),
+      retry_timer_(clock.make_timer(executor)) {}
 
 Supervisor::~Supervisor() {
   // Calls under way and queued get their default answers while the supervisor still stands
   // (their callers may read its status); from then on nothing of it runs.
   memory_timer_->cancel();
   shutdown_timer_->cancel();
+  retry_timer_->cancel();
   if (session_) session_->close();
   run_.reset();
   fail_queue(CallOutcome::Kind::closed);
@@ -106,6 +102,9 @@ Status Supervisor::status() const {
 }
 
 void Supervisor::set_state(State s, std::string reason) {
+  // A reason may quote the plugin (its error to initialize): it reaches the app through the
+  // masker, as the journal does.
+  journal_.mask(reason);
   const bool changed = s != state_ || reason != reason_;
   state_ = s;
   reason_ = std::move(reason);
@@ -279,6 +278,9 @@ bool Supervisor::start() {
       executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
       lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
+  session_->set_notification_sink(
+      [p = program_.get()](std::string line) { p->write_droppable(std::move(line)); });
+  session_->set_max_in_flight(kCallsInFlight);
   run_ = std::make_unique<services::RunScope>(*session_);
   if (binder_) binder_(*session_, *run_);
 
@@ -286,36 +288,32 @@ bool Supervisor::start() {
   rpc::Session* session = session_.get();
   events.output_line = [session](std::string_view line) { session->feed_line(line); };
   events.output_too_long = [session](std::size_t limit) { session->line_too_long(limit); };
-  // A long line is journaled whole, as one entry, so that the masking of secrets sees it whole
-  // (a secret across a cut between pieces would escape it); past kLongLineKept bytes the rest
-  // is counted, not kept (the journal keeps 16 KiB of an entry anyway).
-  events.error_piece = lifeline_.guard([this](std::string_view piece) {
-    const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_stderr_.size());
-    long_stderr_.append(piece.substr(0, room));
-    long_stderr_dropped_ += piece.size() - std::min(room, piece.size());
-  });
-  events.error_line = lifeline_.guard([this](std::string_view end) {
-    std::string line;
-    if (long_stderr_.empty()) {
-      line = end;
-    } else {
-      const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_stderr_.size());
-      line = std::move(long_stderr_) + std::string(end.substr(0, room));
-      const std::size_t dropped = long_stderr_dropped_ + end.size() - std::min(room, end.size());
-      if (dropped > 0) line += " (" + std::to_string(dropped) + " more bytes were not kept)";
-      long_stderr_.clear();
-      long_stderr_dropped_ = 0;
-    }
-    journal_.info("stderr: " + line);
-    last_stderr_.emplace_back(std::move(line));
-    if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
-  });
+  events.error_piece = lifeline_.guard([this](std::string_view piece) { stderr_.piece(piece); });
+  events.error_line = lifeline_.guard([this](std::string_view end) { stderr_.line(end); });
   events.exited = lifeline_.guard([this](const runtime::ProgramEnd& end) { program_exited(end); });
-  last_stderr_.clear();
-  long_stderr_.clear();
-  long_stderr_dropped_ = 0;
+  events.input_full = lifeline_.guard([this](std::size_t backlog) {
+    journal_.warn("its input is full (" + std::to_string(backlog) +
+                  " bytes it has not read): notifications are dropped, the oldest first, and "
+                  "what it writes is not read until it reads");
+  });
+  events.input_drained = lifeline_.guard([this](std::size_t dropped) {
+    if (dropped == 0) {
+      journal_.info("it read its input again: nothing was dropped meanwhile");
+      return;
+    }
+    journal_.warn(std::to_string(dropped) + " notification" + (dropped == 1 ? " was" : "s were") +
+                  " dropped while its input was full");
+  });
+  stderr_.new_run();
   auto started = program_->start(std::move(events));
   if (!started) {
+    if (started.error().code == platform::Errc::exhausted) {
+      journal_.warn("could not start: " + started.error().message);
+      asio::post(executor_, lifeline_.guard([this, why = started.error().message] {
+        program_exited(runtime::ProgramEnd{runtime::ProgramEnd::Kind::no_room, why, {}});
+      }));
+      return false;
+    }
     journal_.error("could not start: " + started.error().message);
     // Counted as a crash: it restarts, and after too many it stops.
     asio::post(executor_, lifeline_.guard([this] {
@@ -349,6 +347,8 @@ void Supervisor::handshake_done(CallOutcome o) {
       ", capabilities " +
       (verdict.fault ? std::string("none") : json::serialize(verdict.result->capabilities)));
   if (verdict.fault) journal_.warn(*verdict.fault);
+  if (run_) run_->mark_ready();
+  retry_delay_ = std::chrono::seconds(0);
   set_state(State::running);
   // What each agent attached goes first, then what waited, in order.
   for (const auto& [agent, params] : attachments_) {
@@ -394,6 +394,7 @@ void Supervisor::stop_program(Intent intent, std::string reason) {
 }
 
 void Supervisor::program_exited(const runtime::ProgramEnd& end) {
+  stderr_.program_ended();
   memory_timer_->cancel();
   shutdown_timer_->cancel();
   if (session_) session_->close();  // calls under way: their default answers apply
@@ -440,6 +441,21 @@ void Supervisor::program_exited(const runtime::ProgramEnd& end) {
       break;
   }
 
+  if (end.kind == runtime::ProgramEnd::Kind::no_room) {
+    // Not its fault, so not a crash; tried again with a growing delay, the queue kept (each
+    // call still has its own delay).
+    retry_delay_ =
+        std::min(kLongestRetry, retry_delay_ == std::chrono::seconds(0) ? std::chrono::seconds(1)
+                                                                        : retry_delay_ * 2);
+    journal_.warn("the system has no room to start it now: trying again in " +
+                  std::to_string(retry_delay_.count()) + " s (not counted as a crash)");
+    set_state(State::restarting, "could not start: " + end.reason);
+    retry_timer_->wait_until(clock_.now() + retry_delay_, lifeline_.guard([this](bool fired) {
+      if (fired && state_ == State::restarting && !program_) start();
+    }));
+    return;
+  }
+
   if (end.kind == runtime::ProgramEnd::Kind::refusal) {
     // It cannot run as it is: stopped, not restarted by itself (a new manifest or the app's
     // restart tries again).
@@ -453,7 +469,7 @@ void Supervisor::program_exited(const runtime::ProgramEnd& end) {
   const auto now = clock_.now();
   crashes_.push_back(now);
   const int crashes = recent_crashes(now);
-  journal_.error("crashed: " + end.reason + "; last lines of stderr: " + join_stderr(last_stderr_));
+  journal_.error("crashed: " + end.reason + "; last lines of stderr: " + stderr_.last_lines());
   if (crashes > config_.restarts_allowed) {
     const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(config_.crash_window);
     const std::string reason = "stopped after " + std::to_string(crashes) + " crashes within " +
@@ -473,6 +489,7 @@ void Supervisor::program_exited(const runtime::ProgramEnd& end) {
 void Supervisor::restart() {
   journal_.info("restart asked: crashes forgotten");
   crashes_.clear();
+  retry_timer_->cancel();
   if (program_) {
     stop_program(Intent::restart, "restart");
     return;
@@ -504,7 +521,9 @@ void Supervisor::recycle(std::string reason) {
 }
 
 void Supervisor::shutdown(Clock::TimePoint deadline, std::function<void()> done) {
+  retry_timer_->cancel();
   if (!program_) {
+    if (state_ == State::restarting) set_state(State::stopped, "Escouade closed");
     fail_queue(CallOutcome::Kind::closed);
     if (done) done();
     return;

@@ -26,6 +26,7 @@
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
 #include "services/run_scope.hpp"
+#include "supervisor/stderr_log.hpp"
 
 namespace escouade::supervisor {
 
@@ -158,9 +159,7 @@ class Supervisor {
   std::deque<Queued> queue_;
   std::size_t lost_ = 0;  // messages dropped from a full queue since the last report
   std::deque<std::chrono::steady_clock::time_point> crashes_;
-  std::deque<std::string> last_stderr_;
-  std::string long_stderr_;  // the pieces of a long stderr line so far
-  std::size_t long_stderr_dropped_ = 0;
+  StderrLog stderr_;
   // The last agent/attach of each agent, and the calls waiting for it to be sent again.
   std::map<std::string, boost::json::value> attachments_;
   std::size_t decisions_held_ = 0;  // permissions/decide calls under way in this run
@@ -170,6 +169,8 @@ class Supervisor {
   Clock& clock_;
   std::unique_ptr<Timer> memory_timer_;
   std::unique_ptr<Timer> shutdown_timer_;
+  std::unique_ptr<Timer> retry_timer_;   // the next try at a start the system had no room for
+  std::chrono::seconds retry_delay_{0};  // the last wait before such a try; 0 once one ran
   // Every handler that reaches `this` is guarded by it (docs/lifetimes.md).
   Lifeline lifeline_;
 };

@@ -17,6 +17,7 @@
 
 #include "base/manual_clock.hpp"
 #include "base/temp_dir.hpp"
+#include "platform/errors.hpp"
 #include "runtime/memory_program.hpp"
 
 namespace escouade::supervisor {
@@ -406,6 +407,131 @@ TEST_F(SupervisorTest, AStartThatFailsCountsAsACrash) {
   settle();
   EXPECT_TRUE(journal_has("could not start: cannot start ./plugin: no such file"));
   EXPECT_GE(supervisor().status().crashes, 1);
+}
+
+TEST_F(SupervisorTest, AStartTheSystemHasNoRoomForIsTriedAgainAndIsNotACrash) {
+  // A fork bomb in another plugin takes every process slot: this one's starts fail with EAGAIN.
+  int failures_left = 3;
+  programs_.prepare = [&failures_left](MemoryPeer& peer) {
+    keeps_to_protocol(peer);
+    if (failures_left-- > 0) {
+      peer.start_failure = Error{platform::Errc::exhausted,
+                                 "cannot start ./plugin: Resource temporarily unavailable"};
+    }
+  };
+  std::optional<rpc::CallOutcome> echoed;
+  supervisor().call("test/echo", json::object{{"n", 1}}, seconds(60),
+                    [&](rpc::CallOutcome o) { echoed = std::move(o); });
+  settle();
+  EXPECT_EQ(supervisor().status().state, State::restarting);
+  EXPECT_TRUE(journal_has("trying again in 1 s (not counted as a crash)"));
+  advance(seconds(1));
+  EXPECT_TRUE(journal_has("trying again in 2 s (not counted as a crash)"));
+  advance(seconds(1));
+  EXPECT_EQ(programs_.made().size(), 2u);  // not before its 2 s
+  advance(seconds(1));
+  EXPECT_TRUE(journal_has("trying again in 4 s (not counted as a crash)"));
+  advance(seconds(4));
+  EXPECT_EQ(supervisor().status().state, State::running);
+  EXPECT_EQ(supervisor().status().crashes, 0);
+  EXPECT_EQ(programs_.made().size(), 4u);
+  // The call that waited through it was delivered once it ran.
+  ASSERT_TRUE(echoed);
+  ASSERT_TRUE(echoed->ok());
+  EXPECT_EQ(echoed->result, (json::object{{"n", 1}}));
+}
+
+TEST_F(SupervisorTest, TheWaitBeforeAnotherTryStopsGrowingAtThirtySeconds) {
+  programs_.prepare = [](MemoryPeer& peer) {
+    peer.start_failure = Error{platform::Errc::exhausted, "cannot start ./plugin: no room"};
+  };
+  supervisor().activate();
+  settle();
+  for (int wait : {1, 2, 4, 8, 16, 30, 30}) {
+    EXPECT_TRUE(journal_has("trying again in " + std::to_string(wait) + " s")) << wait;
+    advance(seconds(wait));
+  }
+  EXPECT_EQ(supervisor().status().crashes, 0);
+  EXPECT_EQ(supervisor().status().state, State::restarting);
+}
+
+TEST_F(SupervisorTest, ClosingWhileItWaitsForRoomStartsNothingMore) {
+  programs_.prepare = [](MemoryPeer& peer) {
+    peer.start_failure = Error{platform::Errc::exhausted, "cannot start ./plugin: no room"};
+  };
+  supervisor().activate();
+  settle();
+  bool closed = false;
+  supervisor().shutdown(clock_.now() + seconds(1), [&] { closed = true; });
+  EXPECT_TRUE(closed);
+  advance(seconds(60));
+  EXPECT_EQ(programs_.made().size(), 1u);
+  EXPECT_EQ(supervisor().status().state, State::stopped);
+}
+
+TEST_F(SupervisorTest, AStderrFloodIsCountedNotJournaled) {
+  run();
+  constexpr int kLines = 1000;
+  for (int i = 1; i <= kLines; ++i)
+    programs_.last().say_error("line " + std::to_string(i));
+  settle();
+  const auto count_stderr = [&] {
+    int n = 0;
+    for (const auto& line : journal_.tail(500))
+      if (line.find("stderr: line ") != std::string::npos) ++n;
+    return n;
+  };
+  EXPECT_EQ(count_stderr(), static_cast<int>(StderrLog::kBurstLines));
+  // What it wrote before the flood is still in the journal: the flood did not push it out.
+  EXPECT_TRUE(journal_has("started: in memory, dev.test.supervised"));
+  EXPECT_FALSE(journal_has("lines of stderr dropped"));
+  advance(StderrLog::kSummaryEvery);
+  EXPECT_TRUE(journal_has("800 lines of stderr dropped ("));
+  // The budget comes back with time: 10 lines a second.
+  programs_.last().say_error("after the flood");
+  settle();
+  EXPECT_TRUE(journal_has("stderr: after the flood"));
+}
+
+TEST_F(SupervisorTest, ACrashReportQuotesItsLastStderrLinesEvenWhenTheyWereDropped) {
+  run();
+  for (int i = 1; i <= 300; ++i)
+    programs_.last().say_error("line " + std::to_string(i));
+  programs_.last().exit(3);
+  settle();
+  // The count comes at its end, without waiting for the summary's 10 s.
+  EXPECT_TRUE(journal_has("100 lines of stderr dropped ("));
+  EXPECT_TRUE(journal_has("last lines of stderr: line 291 | "));
+  EXPECT_TRUE(journal_has(" | line 300"));
+}
+
+TEST_F(SupervisorTest, ItsWordsReachTheStatusMasked) {
+  journal_.set_masker([](std::string& text) {
+    for (auto at = text.find("hunter2"); at != std::string::npos; at = text.find("hunter2"))
+      text.replace(at, 7, "\u2022\u2022\u2022\u2022");
+  });
+  programs_.prepare = [](MemoryPeer& peer) {
+    peer.on_line = [&peer](std::string_view line) {
+      const json::object m = message(std::string(line));
+      if (m.at("method") != "initialize") return;
+      peer.say(R"({"jsonrpc":"2.0","id":)" + json::serialize(m.at("id")) +
+               R"(,"error":{"code":-32603,"message":"the token hunter2 is refused"}})");
+    };
+  };
+  std::vector<std::string> reasons;
+  supervisor_ = std::make_unique<Supervisor>(
+      io_.get_executor(), supervisor().config(), programs_, journal_,
+      [&](const Status& s) { reasons.push_back(s.reason); }, clock_);
+  supervisor().activate();
+  settle();
+  const Status s = supervisor().status();
+  EXPECT_EQ(s.state, State::stopped);
+  EXPECT_EQ(s.reason,
+            "it answered initialize with the error -32603: the token \u2022\u2022\u2022\u2022 is "
+            "refused");
+  ASSERT_FALSE(reasons.empty());
+  for (const auto& r : reasons)
+    EXPECT_EQ(r.find("hunter2"), std::string::npos) << r;
 }
 
 TEST_F(SupervisorTest, ARefusalStopsItWithoutARestart) {

@@ -24,10 +24,24 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 
+json::value unmasked(json::value answer) {
+  json::object& o = answer.as_object();
+  const json::value* hex = o.if_contains("resultHex");
+  if (!hex) return answer;
+  std::string text;
+  const std::string_view digits(hex->as_string());
+  for (std::size_t i = 0; i + 1 < digits.size(); i += 2)
+    text += static_cast<char>(std::stoi(std::string(digits.substr(i, 2)), nullptr, 16));
+  o["result"] = text;
+  o.erase("resultHex");
+  return answer;
+}
+
 fs::path make_plugin(const fs::path& parent, const PluginSpec& spec) {
   const fs::path dir = parent / spec.id;
   fs::create_directories(dir);
-  fs::copy_file(ESCOUADE_FIXTURE_PLUGIN, dir / "plugin", fs::copy_options::overwrite_existing);
+  const fs::path program = spec.program.empty() ? fs::path(ESCOUADE_FIXTURE_PLUGIN) : spec.program;
+  fs::copy_file(program, dir / "plugin", fs::copy_options::overwrite_existing);
   std::ofstream(dir / "mode") << spec.mode << "\n";
   json::array activation, events;
   for (const auto& a : spec.activation)
@@ -120,6 +134,22 @@ void HostClient::send_line(const std::string& line) {
     if (n <= 0) throw std::runtime_error("the host's input is closed");
     off += static_cast<std::size_t>(n);
   }
+}
+
+std::size_t HostClient::read_answers(std::size_t n, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  std::size_t answers = 0, ok = 0;
+  std::string line;
+  while (answers < n && read_line(line, deadline)) {
+    json::value v = json::parse(line);
+    if (v.as_object().contains("method")) {
+      notifications_.push_back(std::move(v));
+      continue;
+    }
+    ++answers;
+    ok += v.as_object().contains("result") ? 1 : 0;
+  }
+  return ok;
 }
 
 bool HostClient::read_line(std::string& line, Clock::time_point deadline) {
@@ -230,9 +260,23 @@ json::value HostClient::call_plugin(const std::string& id, const std::string& me
   return a.result;
 }
 
-std::string HostClient::journal_file(const std::string& id) const {
-  std::ifstream f(data_.path() / "plugin-logs" / (id + ".log"), std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+std::string HostClient::journal_file(const std::string& id) {
+  // The host writes its journals on a thread of their own: the file is read once it holds the
+  // last line the journal has now (10 s at most, a safety net). A host that has ended drained
+  // its writer before it exited: its file is whole.
+  const auto tail = pid_ > 0 && in_ >= 0 ? journal(id) : std::vector<std::string>{};
+  const auto read = [&] {
+    std::ifstream f(data_.path() / "plugin-logs" / (id + ".log"), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string bytes = read();
+  while (!tail.empty() && bytes.find(tail.back()) == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    bytes = read();
+  }
+  return bytes;
 }
 
 std::vector<std::string> HostClient::journal(const std::string& id) {

@@ -33,10 +33,17 @@ struct PluginSpec {
   std::vector<std::string> secrets{};
   // contributes.settings, as the manifest writes it ({"name": {"type", "default"?}}).
   boost::json::object settings{};
+  // The program copied as ./plugin; empty: the fixture plugin.
+  std::filesystem::path program{};
 };
 
-// Makes <parent>/<id>/ with escouade-plugin.json, the fixture as ./plugin and its mode.
+// Makes <parent>/<id>/ with escouade-plugin.json, the fixture (or `program`) as ./plugin and its
+// mode.
 std::filesystem::path make_plugin(const std::filesystem::path& parent, const PluginSpec& spec);
+
+// The answer the fixture's test/ask relays, with its string result as the plugin got it (the
+// host masks the plugin's secrets in what it relays to the app; resultHex carries it through).
+boost::json::value unmasked(boost::json::value answer);
 
 // A fact of `name` for project p1, numbered `seq`.
 boost::json::value fact(std::string_view name, std::int64_t seq, std::string_view project = "p1");
@@ -60,8 +67,12 @@ class HostClient {
   // Sends a request and waits for its answer.
   Answer call(const std::string& method, boost::json::value params,
               std::chrono::seconds limit = std::chrono::seconds(30));
-  // Sends a raw line (no '\n' needed).
+  // Sends a raw line (no '\n' needed). Blocks while the host does not read: another thread may
+  // send while this one reads.
   void send_line(const std::string& line);
+  // Reads until `n` answers came (notifications are kept); returns how many of them succeeded,
+  // or fewer than `n` answers at the deadline.
+  std::size_t read_answers(std::size_t n, std::chrono::seconds limit = std::chrono::seconds(60));
 
   // Waits for a host/statusChanged of plugin `id` in `state`; returns its params.
   boost::json::value wait_status(const std::string& id, const std::string& state,
@@ -77,8 +88,8 @@ class HostClient {
   // host/call, its result (fails the test on an error).
   boost::json::value call_plugin(const std::string& id, const std::string& method,
                                  boost::json::value params);
-  // The bytes of the plugin's journal file as they are on disk.
-  std::string journal_file(const std::string& id) const;
+  // The bytes of the plugin's journal file on disk, once it holds what the journal has now.
+  std::string journal_file(const std::string& id);
   std::vector<std::string> journal(const std::string& id);
   // Waits until a journal line of `id` contains `text`; returns it.
   std::string wait_journal(const std::string& id, const std::string& text,

@@ -59,9 +59,9 @@ TEST(SecretServiceHost, SecretsLiveInTheRealKeychainAndNeverInTheJournal) {
       host->call("host/secrets/set", json::object{{"id", id}, {"key", "token"}, {"value", secret}});
   ASSERT_TRUE(set.ok()) << set.error_message;
 
-  auto got = host->call_plugin(
+  auto got = unmasked(host->call_plugin(
       id, "test/ask",
-      json::object{{"method", "secrets/get"}, {"params", json::object{{"key", "token"}}}});
+      json::object{{"method", "secrets/get"}, {"params", json::object{{"key", "token"}}}}));
   ASSERT_TRUE(got.as_object().contains("result")) << json::serialize(got);
   EXPECT_EQ(got.at("result").as_string(), secret);
   got = host->call_plugin(

@@ -25,7 +25,8 @@ constexpr std::string_view kMask = "\u2022\u2022\u2022\u2022";
 // The whole answer a plugin got when it called Escouade (test/ask).
 json::value ask(HostClient& host, const std::string& id, std::string_view method,
                 json::value params) {
-  return host.call_plugin(id, "test/ask", json::object{{"method", method}, {"params", params}});
+  return unmasked(
+      host.call_plugin(id, "test/ask", json::object{{"method", method}, {"params", params}}));
 }
 
 std::int64_t error_code(const json::value& answer) {

@@ -185,7 +185,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   // In the order of base/event_loop.hpp: the loop first (destroyed last), the workers and the
   // link after it; the link outlives every completion the loop still runs.
   EventLoop loop;
-  services::Workers workers(loop.executor(), 1);
+  Workers workers(loop.executor(), 1);
   runtime::ProcessContext processes;
   if (reaper) {
     processes.reaper = &*reaper;
@@ -195,6 +195,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
       {loop.executor(), &workers, keychain.get()}, {&workers, &settings}, {&workers}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
+  served->folder = services::OwnFolder::open(m->folder);
   served->journal = journal;
   served->masker = masker;
 
@@ -223,7 +224,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     // plugin that asks and exits at once): the link is closed, the workers closed, and what
     // they queued runs against the closed link, before the link goes.
     link.close();
-    workers.close(services::Workers::kCloseBound);
+    workers.close(Workers::kCloseBound);
     loop.drain();
     report.checks = run.results();
     report.calls = link.calls();

@@ -157,6 +157,7 @@ asio::awaitable<bool> BenchRun::handshake() {
       supervisor::judge_initialize(o, options_.initialize_timeout);
   const std::optional<std::string> failure = verdict.stop ? verdict.stop : verdict.fault;
   if (!failure) {
+    link_.handshake_passed();
     const json::value* batch = verdict.result->capabilities.if_contains("batch");
     batch_ = batch && batch->is_bool() && batch->get_bool();
     set("handshake", Verdict::pass,

@@ -68,6 +68,8 @@ class PluginLink {
   Result<void> start();
   // Ends its whole tree (kill_tree) if it still runs; `exited` follows.
   void stop();
+  // It answered initialize with protocol 1: it may have its secrets from now on.
+  void handshake_passed() { run_->mark_ready(); }
   // At the end of the run: the session closed (answers still owed go nowhere) and the tree
   // ended if it still runs. What was seen stays readable.
   void close();

@@ -1,4 +1,4 @@
-#include "services/workers.hpp"
+#include "base/workers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,12 @@
 #include <boost/asio/io_context.hpp>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
-namespace escouade::services {
+namespace escouade {
 namespace {
 
 namespace asio = boost::asio;
@@ -39,6 +41,7 @@ TEST(Workers, WorkRunsOffTheHostThreadAndItsResultComesBackOnIt) {
   std::thread::id worked_on, completed_on;
   std::string got;
   workers.run(
+      "test",
       [&] {
         worked_on = std::this_thread::get_id();
         return std::string("read");
@@ -61,6 +64,7 @@ TEST(Workers, CloseDropsWhatHasNotStartedOnTheClosingThread) {
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<bool> first_started{false};
   workers.run(
+      "test",
       [&, gate] {
         first_started = true;
         gate.wait();
@@ -69,8 +73,9 @@ TEST(Workers, CloseDropsWhatHasNotStartedOnTheClosingThread) {
       [](int) {});
   std::thread::id destroyed_on;
   bool second_ran = false;
-  workers.run([&] { return second_ran = true; },
-              [w = std::make_shared<Witness>(&destroyed_on)](bool) {});
+  workers.run(
+      "test", [&] { return second_ran = true; },
+      [w = std::make_shared<Witness>(&destroyed_on)](bool) {});
   while (!first_started)
     std::this_thread::yield();
   std::thread closer([&] {
@@ -94,6 +99,7 @@ TEST(Workers, AStuckTaskIsAbandonedAtTheBoundAndItsCompletionNeverRuns) {
   std::atomic<bool> finished{false};
   bool completed = false;
   workers->run(
+      "test",
       [&, gate] {
         started = true;
         gate.wait();
@@ -120,12 +126,77 @@ TEST(Workers, WorkGivenAfterCloseNeverRunsAndIsDestroyedAtOnce) {
   EXPECT_EQ(workers.close(milliseconds(1000)), 0u);  // idempotent
   std::thread::id destroyed_on;
   bool ran = false;
-  workers.run([&] { return ran = true; }, [w = std::make_shared<Witness>(&destroyed_on)](bool) {});
+  workers.run(
+      "test", [&] { return ran = true; }, [w = std::make_shared<Witness>(&destroyed_on)](bool) {});
   EXPECT_EQ(destroyed_on, std::this_thread::get_id());
   io.restart();
   io.poll();
   EXPECT_FALSE(ran);
 }
 
+// A plugin whose blocking work is stuck takes at most all the threads but one: the others'
+// work still runs.
+TEST(Workers, OneOwnersStuckWorkLeavesAWorkerToTheOthers) {
+  asio::io_context io;
+  Workers workers(io.get_executor(), 2);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> stuck_started{0};
+  for (int i = 0; i < 3; ++i) {
+    workers.run(
+        "dev.stuck",
+        [&, gate] {
+          ++stuck_started;
+          gate.wait();
+          return 0;
+        },
+        [](int) {});
+  }
+  bool other_done = false;
+  workers.run(
+      "dev.innocent", [] { return 1; }, [&](int) { other_done = true; });
+  // Were both threads taken by the stuck owner, the innocent's work would never run.
+  run_until(io, [&] { return other_done && stuck_started.load() >= 1; });
+  EXPECT_TRUE(other_done);
+  EXPECT_EQ(stuck_started.load(), 1);
+  EXPECT_EQ(workers.pending("dev.stuck"), 3u);
+  release.set_value();
+  EXPECT_EQ(workers.close(milliseconds(5000)), 0u);
+}
+
+TEST(Workers, OwnersAreServedInTurn) {
+  asio::io_context io;
+  Workers workers(io.get_executor(), 1);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::vector<std::string> order;
+  std::mutex m;
+  // The first task holds the only thread while the others queue up.
+  workers.run(
+      "a",
+      [gate] {
+        gate.wait();
+        return 0;
+      },
+      [](int) {});
+  for (const char* owner : {"a", "a", "a", "b"}) {
+    workers.run(
+        owner,
+        [&, owner] {
+          std::lock_guard lock(m);
+          order.emplace_back(owner);
+          return 0;
+        },
+        [](int) {});
+  }
+  release.set_value();
+  run_until(io, [&] {
+    std::lock_guard lock(m);
+    return order.size() == 4;
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"b", "a", "a", "a"}));  // b's turn after a's
+  workers.close(milliseconds(1000));
+}
+
 }  // namespace
-}  // namespace escouade::services
+}  // namespace escouade

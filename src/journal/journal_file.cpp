@@ -1,0 +1,117 @@
+#include "journal/journal_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace escouade {
+namespace {
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+JournalFile::JournalFile(std::filesystem::path dir, const std::string& plugin_id,
+                         std::uint64_t max_bytes)
+    : dir_(std::move(dir)),
+      path_(dir_ / (plugin_id + ".log")),
+      rotated_path_(dir_ / (plugin_id + ".log.1")),
+      max_bytes_(max_bytes) {}
+
+void JournalFile::append(const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  if (!ensure_open()) {
+    failures_ += lines.size();
+    return;
+  }
+  std::string batch = needs_newline_ ? "\n" : "";  // ends a torn line first
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::uint64_t before = size_ + batch.size();
+    if (before > 0 && before + lines[i].size() > max_bytes_) {
+      if (!flush(batch, count)) {
+        failures_ += lines.size() - i;
+        return;
+      }
+      rotate();
+      if (!open_file()) {
+        failures_ += lines.size() - i;
+        return;
+      }
+      batch = needs_newline_ ? "\n" : "";
+      count = 0;
+    }
+    batch += lines[i];
+    ++count;
+  }
+  if (!flush(batch, count)) return;
+}
+
+bool JournalFile::flush(std::string& data, std::size_t count) {
+  if (data.empty()) return true;
+  if (!write_all(file_.get(), data)) {
+    failures_ += count;
+    file_.reset();  // the next batch opens it again, and ends a torn line first
+    data.clear();
+    return false;
+  }
+  size_ += data.size();
+  needs_newline_ = false;
+  data.clear();
+  return true;
+}
+
+bool JournalFile::ensure_open() {
+  if (file_) {
+    // A file unlinked under us (its folder removed, or itself deleted) would still take writes
+    // that nobody reads: open the path again instead.
+    struct stat st {};
+    if (::fstat(file_.get(), &st) == 0 && st.st_nlink > 0) {
+      size_ = static_cast<std::uint64_t>(st.st_size);
+      return true;
+    }
+    file_.reset();
+  }
+  return open_file();
+}
+
+bool JournalFile::open_file() {
+  file_.reset();
+  std::error_code ignored;  // a folder that cannot be made shows as a failed open
+  std::filesystem::create_directories(dir_, ignored);
+  UniqueFd file(::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!file) return false;
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  needs_newline_ = false;
+  if (st.st_size > 0) {
+    char last = '\n';
+    if (::pread(file.get(), &last, 1, st.st_size - 1) == 1) needs_newline_ = last != '\n';
+  }
+  file_ = std::move(file);
+  return true;
+}
+
+void JournalFile::rotate() {
+  file_.reset();
+  // rename(2) replaces an older `.1`. When it fails, the lines go on in the current file: a
+  // file past its size is better than a lost line.
+  std::error_code ignored;
+  std::filesystem::rename(path_, rotated_path_, ignored);
+}
+
+}  // namespace escouade

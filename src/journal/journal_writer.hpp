@@ -1,0 +1,70 @@
+#pragma once
+
+// The thread that writes the host's journals, so that no write(2) to a journal, however slow the
+// disk, runs on the host's thread. Journals hand it formatted lines; it wakes, takes everything
+// queued, and writes each journal's lines in one batch (docs/journal.md).
+//
+// Bounded: past kMaxQueuedBytes waiting in all, a line is refused; its journal counts it and says
+// how many it lost in its next line that is taken.
+//
+// Thread: submit() and flush() from any thread; the destructor writes everything queued, then
+// joins its thread.
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace escouade {
+
+class JournalFile;
+
+class JournalWriter {
+ public:
+  static constexpr std::size_t kMaxQueuedBytes = 8 * 1024 * 1024;
+
+  explicit JournalWriter(std::size_t max_queued_bytes = kMaxQueuedBytes);
+  ~JournalWriter();
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+
+  // Queues one formatted line (ending with '\n') for `file`; returns false when it was dropped
+  // because the queue was full.
+  bool submit(std::shared_ptr<JournalFile> file, std::string line);
+  // Returns once every line submitted before the call has been written (or has failed).
+  void flush();
+
+  // Lines dropped because the queue was full, since construction.
+  std::uint64_t dropped() const;
+
+  // For tests, a disk that does not take lines: while held, the writer takes nothing from the
+  // queue (the destructor still writes it all).
+  void hold();
+  void release();
+
+ private:
+  struct Entry {
+    std::shared_ptr<JournalFile> file;
+    std::string line;
+  };
+  void run();
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;     // the writer: lines queued, or the end
+  std::condition_variable written_;  // flush(): a batch was written
+  std::vector<Entry> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::uint64_t submitted_ = 0;  // entries taken into the queue, in all
+  std::uint64_t done_ = 0;       // entries written or failed, in all
+  std::uint64_t dropped_ = 0;
+  const std::size_t max_queued_bytes_;
+  bool held_ = false;
+  bool ending_ = false;
+  std::thread thread_;  // last: it starts once everything above is built
+};
+
+}  // namespace escouade

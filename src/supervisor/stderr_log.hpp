@@ -1,0 +1,74 @@
+#pragma once
+
+// What a plugin writes on its stderr, as its journal keeps it: each line journaled whole (a long
+// one is gathered from its pieces, so that the masking of secrets sees it whole), within a
+// budget, and the last lines kept for a crash report.
+//
+// The budget: a burst of kBurstLines lines or kBurstBytes bytes, refilled at kLinesPerSecond and
+// kBytesPerSecond. A flood past it is not journaled: its lines are counted, and within
+// kSummaryEvery of the first one dropped a line says "N lines of stderr dropped (B bytes)". A
+// dropped line costs no masking and no write, and the journal's history is not rotated away.
+//
+// Thread: the host's; its timer's handler is guarded.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/clock.hpp"
+#include "base/lifeline.hpp"
+#include "journal/journal.hpp"
+
+namespace escouade::supervisor {
+
+class StderrLog {
+ public:
+  static constexpr std::size_t kBurstLines = 200;
+  static constexpr std::size_t kBurstBytes = 64 * 1024;
+  static constexpr std::size_t kLinesPerSecond = 10;
+  static constexpr std::size_t kBytesPerSecond = 8 * 1024;
+  static constexpr std::chrono::seconds kSummaryEvery{10};
+  // Of a line that comes in pieces, the bytes kept (the journal keeps 16 KiB of an entry).
+  static constexpr std::size_t kLongLineKept = 64 * 1024;
+  // The last lines quoted in a crash report.
+  static constexpr std::size_t kLastLinesKept = 10;
+
+  StderrLog(boost::asio::any_io_executor executor, Journal& journal, Clock& clock);
+
+  // The start of a line longer than the program's read buffer.
+  void piece(std::string_view piece);
+  // The end of a line (all of it, when it came in one piece).
+  void line(std::string_view end);
+  // The program ended: a line left without its end and the count of what was dropped are
+  // journaled now; last_lines() still has its lines.
+  void program_ended();
+  // A new program starts: no lines yet, and a full budget.
+  void new_run();
+  // The last lines, " | " between them, or "none": for the crash report.
+  std::string last_lines() const;
+
+ private:
+  bool take(std::size_t bytes);
+  void report_dropped();
+
+  Journal& journal_;
+  Clock& clock_;
+  std::unique_ptr<Timer> summary_timer_;
+  std::deque<std::string> last_;
+  std::string long_;              // the pieces of a long line so far
+  std::size_t long_dropped_ = 0;  // its bytes past kLongLineKept
+  double line_tokens_ = kBurstLines;
+  double byte_tokens_ = kBurstBytes;
+  Clock::TimePoint refilled_;
+  std::uint64_t dropped_lines_ = 0;  // since the last summary
+  std::uint64_t dropped_bytes_ = 0;
+  bool summary_armed_ = false;
+  Lifeline lifeline_;
+};
+
+}  // namespace escouade::supervisor
