@@ -4,6 +4,9 @@
 //   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins
 //   cold    cold start: from the activating fact to initialize answered
 //   idle    the host's memory per loaded, idle plugin
+//   neighbours  an innocent plugin's call p50/p99 on a quiet host, while another plugin floods
+//           its stderr without pause, and while another (a tree of 101 processes, 100 of them
+//           in groups of their own) is restarted, so killed, again and again
 //   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
 //           plugin's permissions/decide round trip through host.call (the floor of a decision)
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json, run beside it.
@@ -22,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,11 +47,12 @@ using namespace escouade;
 
 fs::path g_root;
 
-fs::path make_plugin(const std::string& id) {
+fs::path make_plugin(const std::string& id, const fs::path& program = ESCOUADE_FIXTURE_PLUGIN,
+                     const std::string& mode = "good") {
   fs::path dir = g_root / id;
   fs::create_directories(dir);
-  fs::copy_file(ESCOUADE_FIXTURE_PLUGIN, dir / "plugin", fs::copy_options::overwrite_existing);
-  std::ofstream(dir / "mode") << "good\n";
+  fs::copy_file(program, dir / "plugin", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "mode") << mode << "\n";
   std::ofstream(dir / "escouade-plugin.json")
       << R"({"id":")" << id
       << R"(","version":"1.0.0","name":"bench","run":{"command":["./plugin"]},)"
@@ -87,6 +92,8 @@ double pct(std::vector<double> v, double p) {
 struct Rig {
   asio::io_context io;
   runtime::ProcessContext context;
+  // As escouade-host: trees are killed off the host's thread.
+  runtime::TreeEnder ender{io.get_executor()};
   runtime::ProcessProgramFactory programs{io.get_executor(), context};
   std::unique_ptr<host::Host> host;
   fs::path data = g_root / "data";
@@ -95,6 +102,7 @@ struct Rig {
     host::HostConfig c;
     c.data_dir = data;
     c.base_env = {"PATH=/usr/bin:/bin"};
+    context.ender = &ender;
     host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
   }
   ~Rig() {
@@ -103,8 +111,9 @@ struct Rig {
     while (!done)
       io.run_one();
   }
-  std::string add(const std::string& id) {
-    auto l = host->load(make_plugin(id));
+  std::string add(const std::string& id, const fs::path& program = ESCOUADE_FIXTURE_PLUGIN,
+                  const std::string& mode = "good") {
+    auto l = host->load(make_plugin(id, program, mode));
     if (!l) throw std::runtime_error(l.error().message);
     (void)host->enable(id, host::Project{"p1", "billing", false, {}});
     return id;
@@ -138,6 +147,50 @@ void bench_call(int iterations) {
       "{\"bench\":\"host_call_api\",\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
       "\"calls_per_s\":%.0f}\n",
       iterations, pct(us, 0.5), pct(us, 0.99), iterations / s);
+}
+
+// `iterations` calls of the innocent plugin, each timed; `between` runs before each.
+std::vector<double> timed_calls(Rig& rig, const std::string& id, int iterations,
+                                const std::function<void(int)>& between = nullptr) {
+  const json::value p = payload();
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(iterations));
+  for (int i = 0; i < iterations; ++i) {
+    if (between) between(i);
+    const auto a = Clock::now();
+    rig.call(id, "test/echo", p);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  return us;
+}
+
+void print_neighbour(const char* beside, const std::vector<double>& us) {
+  std::printf(
+      "{\"bench\":\"innocent_call\",\"beside\":\"%s\",\"iterations\":%zu,"
+      "\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f}\n",
+      beside, us.size(), pct(us, 0.5), pct(us, 0.99), pct(us, 1.0));
+}
+
+void bench_neighbours(int iterations) {
+  Rig rig;
+  const auto innocent = rig.add("dev.bench.call");
+  timed_calls(rig, innocent, 1000);  // warm
+  print_neighbour("a quiet host", timed_calls(rig, innocent, iterations));
+
+  const auto noisy = rig.add("dev.bench.noisy", ESCOUADE_HOSTILE_PLUGIN, "stderr-forever");
+  rig.call(noisy, "test/echo", json::object{});  // started; its child floods from now on
+  print_neighbour("a plugin flooding its stderr", timed_calls(rig, innocent, iterations));
+  (void)rig.host->disable(noisy, "p1");
+
+  const auto victim = rig.add("dev.bench.victim", ESCOUADE_HOSTILE_PLUGIN, "many-children");
+  rig.call(victim, "test/echo", json::object{});
+  int restarts = 0;
+  const auto killing = timed_calls(rig, innocent, iterations, [&](int i) {
+    // Every 50 calls: restarted, so its tree of 101 processes is killed and started again.
+    if (i % 50 == 0 && rig.host->restart(victim)) ++restarts;
+  });
+  print_neighbour("a plugin whose tree of 101 processes is killed", killing);
+  std::printf("{\"bench\":\"innocent_call\",\"restarts_of_the_victim\":%d}\n", restarts);
 }
 
 void bench_facts(int plugins, int facts) {
@@ -322,6 +375,7 @@ int main(int argc, char** argv) {
       bench_decide(5, 5000);
       bench_decide(20, 2000);
     }
+    if (which == "all" || which == "neighbours") bench_neighbours(5000);
     if (which == "all" || which == "cold") bench_cold(20);
     if (which == "all" || which == "idle") bench_idle(200);
   } catch (const std::exception& e) {

@@ -18,43 +18,59 @@ void StderrLog::piece(std::string_view piece) {
 }
 
 void StderrLog::line(std::string_view end) {
+  if (long_.empty()) {
+    // The fast way through a flood: a line past the budget costs no allocation.
+    refill();
+    if (line_tokens_ < 1) return dropped(end);
+  }
   std::string text;
   if (long_.empty()) {
     text = end;
   } else {
     const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_.size());
     text = std::move(long_) + std::string(end.substr(0, room));
-    const std::size_t dropped = long_dropped_ + end.size() - std::min(room, end.size());
-    if (dropped > 0) text += " (" + std::to_string(dropped) + " more bytes were not kept)";
+    const std::size_t cut = long_dropped_ + end.size() - std::min(room, end.size());
+    if (cut > 0) text += " (" + std::to_string(cut) + " more bytes were not kept)";
     long_.clear();
     long_dropped_ = 0;
   }
-  if (take(text.size())) {
-    journal_.info("stderr: " + text);
-  } else {
-    ++dropped_lines_;
-    dropped_bytes_ += text.size();
-    if (!summary_armed_) {
-      summary_armed_ = true;
-      summary_timer_->wait_until(clock_.now() + kSummaryEvery, lifeline_.guard([this](bool fired) {
-        if (!fired) return;  // cancelled by the program's end, which reported
-        summary_armed_ = false;
-        report_dropped();
-      }));
-    }
+  if (!take(text.size())) return dropped(text);
+  journal_.info("stderr: " + text);
+  keep_last(text);
+}
+
+void StderrLog::dropped(std::string_view text) {
+  ++dropped_lines_;
+  dropped_bytes_ += text.size();
+  if (!summary_armed_) {
+    summary_armed_ = true;
+    summary_timer_->wait_until(clock_.now() + kSummaryEvery, lifeline_.guard([this](bool fired) {
+      if (!fired) return;  // cancelled by the program's end, which reported
+      summary_armed_ = false;
+      report_dropped();
+    }));
   }
   // Kept even when dropped from the journal: a crash report quotes what it wrote last. The
   // crash report passes through the journal's masking like every line.
-  last_.emplace_back(std::move(text));
-  if (last_.size() > kLastLinesKept) last_.pop_front();
+  keep_last(text);
 }
 
-bool StderrLog::take(std::size_t bytes) {
+void StderrLog::keep_last(std::string_view text) {
+  last_[last_next_].assign(text.data(), text.size());
+  last_next_ = (last_next_ + 1) % kLastLinesKept;
+  last_count_ = std::min(last_count_ + 1, kLastLinesKept);
+}
+
+void StderrLog::refill() {
   const auto now = clock_.now();
   const double seconds = std::chrono::duration<double>(now - refilled_).count();
   refilled_ = now;
   line_tokens_ = std::min<double>(kBurstLines, line_tokens_ + seconds * kLinesPerSecond);
   byte_tokens_ = std::min<double>(kBurstBytes, byte_tokens_ + seconds * kBytesPerSecond);
+}
+
+bool StderrLog::take(std::size_t bytes) {
+  refill();
   // A line longer than the whole byte budget passes when the budget is full, so that one long
   // line (a stack trace on one line) is not always lost.
   const double cost = std::min<double>(static_cast<double>(bytes), kBurstBytes);
@@ -84,7 +100,8 @@ void StderrLog::program_ended() {
 }
 
 void StderrLog::new_run() {
-  last_.clear();
+  last_count_ = 0;
+  last_next_ = 0;
   long_.clear();
   long_dropped_ = 0;
   line_tokens_ = kBurstLines;
@@ -93,11 +110,12 @@ void StderrLog::new_run() {
 }
 
 std::string StderrLog::last_lines() const {
-  if (last_.empty()) return "none";
+  if (last_count_ == 0) return "none";
   std::string out;
-  for (const auto& l : last_) {
+  const std::size_t first = (last_next_ + kLastLinesKept - last_count_) % kLastLinesKept;
+  for (std::size_t k = 0; k < last_count_; ++k) {
     if (!out.empty()) out += " | ";
-    out += l;
+    out += last_[(first + k) % kLastLinesKept];
   }
   return out;
 }

@@ -11,11 +11,11 @@
 //
 // Thread: the host's; its timer's handler is guarded.
 
+#include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,12 +54,18 @@ class StderrLog {
 
  private:
   bool take(std::size_t bytes);
+  void refill();
+  void dropped(std::string_view text);
+  void keep_last(std::string_view text);
   void report_dropped();
 
   Journal& journal_;
   Clock& clock_;
   std::unique_ptr<Timer> summary_timer_;
-  std::deque<std::string> last_;
+  // The last lines, a ring whose strings keep their capacity: a flood costs no allocation.
+  std::array<std::string, kLastLinesKept> last_;
+  std::size_t last_next_ = 0;   // where the next line goes
+  std::size_t last_count_ = 0;  // how many of last_ hold a line
   std::string long_;              // the pieces of a long line so far
   std::size_t long_dropped_ = 0;  // its bytes past kLongLineKept
   double line_tokens_ = kBurstLines;
