@@ -20,6 +20,10 @@ done
 echo "== the host with real plugin processes (bench_host: calls, facts, decisions, cold start)"
 "$bin/bench_host" | tee "$out/host.jsonl"
 
+echo "== an innocent plugin beside a hostile one, all on one core, beside the JSON floor there"
+taskset -c 0 "$bin/bench_pipe_floor" --iterations 50000 --json | tee -a "$out/neighbours.jsonl"
+taskset -c 0 "$bin/bench_host" neighbours | tee -a "$out/neighbours.jsonl"
+
 echo "== masking secrets in journal lines (bench_mask)"
 "$bin/bench_mask" --benchmark_min_time=0.2 --benchmark_out="$out/mask.json" \
   --benchmark_out_format=json | grep -E '^(BM_|Benchmark|---)'
