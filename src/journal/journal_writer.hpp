@@ -10,6 +10,7 @@
 // Thread: submit() and flush() from any thread; the destructor writes everything queued, then
 // joins its thread.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,8 @@ class JournalFile;
 class JournalWriter {
  public:
   static constexpr std::size_t kMaxQueuedBytes = 8 * 1024 * 1024;
+  // How long the writer, once woken, lets lines gather before it writes them.
+  static constexpr std::chrono::microseconds kGather{1000};
 
   explicit JournalWriter(std::size_t max_queued_bytes = kMaxQueuedBytes);
   ~JournalWriter();
