@@ -336,9 +336,16 @@ void HostClient::kill_host() {
 }
 
 bool process_alive(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return false;
-  std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // read(2), not a stream: a process reaped between the open and the read makes the read fail
+  // with ESRCH, which libstdc++'s filebuf turns into an exception.
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return false;
+  const std::string s(buf, static_cast<std::size_t>(n));
   auto close = s.rfind(')');
   return !(close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z');
 }
