@@ -64,8 +64,8 @@ class StderrLog {
   std::unique_ptr<Timer> summary_timer_;
   // The last lines, a ring whose strings keep their capacity: a flood costs no allocation.
   std::array<std::string, kLastLinesKept> last_;
-  std::size_t last_next_ = 0;   // where the next line goes
-  std::size_t last_count_ = 0;  // how many of last_ hold a line
+  std::size_t last_next_ = 0;     // where the next line goes
+  std::size_t last_count_ = 0;    // how many of last_ hold a line
   std::string long_;              // the pieces of a long line so far
   std::size_t long_dropped_ = 0;  // its bytes past kLongLineKept
   double line_tokens_ = kBurstLines;
