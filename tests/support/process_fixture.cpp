@@ -128,20 +128,23 @@ int orphan() {
   linger();
 }
 
+// b, in a session of its own, and its child c, each saying who it is once in place.
+[[noreturn]] void session_and_child() {
+  ::setsid();
+  say("b %d", static_cast<int>(::getpid()));
+  if (::fork() == 0) {
+    say("c %d", static_cast<int>(::getpid()));
+    linger();
+  }
+  linger();
+}
+
 // leader -> a -> b (setsid) -> c, each says who it is once in place.
 int tree() {
   say("leader %d", static_cast<int>(::getpid()));
   if (::fork() == 0) {
     say("a %d", static_cast<int>(::getpid()));
-    if (::fork() == 0) {
-      ::setsid();
-      say("b %d", static_cast<int>(::getpid()));
-      if (::fork() == 0) {
-        say("c %d", static_cast<int>(::getpid()));
-        linger();
-      }
-      linger();
-    }
+    if (::fork() == 0) session_and_child();
     linger();
   }
   linger();
@@ -151,15 +154,7 @@ int tree() {
 // exit while the host dies, b would go to init, out of the tree.
 int detached() {
   say("leader %d", static_cast<int>(::getpid()));
-  if (::fork() == 0) {
-    ::setsid();
-    say("b %d", static_cast<int>(::getpid()));
-    if (::fork() == 0) {
-      say("c %d", static_cast<int>(::getpid()));
-      linger();
-    }
-    linger();
-  }
+  if (::fork() == 0) session_and_child();
   char byte;
   while (::read(0, &byte, 1) > 0) {
   }
