@@ -288,7 +288,8 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
   }
   const auto delay = timeout.value_or(rpc::default_timeout(method));
   auto finish = [done = std::move(done), plugin = std::string(id), method, delay, this,
-                 host = lifeline_.token(), journal = p->journal](rpc::CallOutcome o) {
+                 host = lifeline_.token(), journal = p->journal,
+                 masker = p->masker](rpc::CallOutcome o) {
     if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
       if (auto fallback = proto::default_result(method)) {
         done(std::move(*fallback));
@@ -299,7 +300,9 @@ void Host::call(std::string_view id, const std::string& method, std::optional<js
       case rpc::CallOutcome::Kind::result:
         // Every text a plugin gives the app passes through its masker: a secret it was given
         // and sends back in a result reaches the app's screens as ••••, like its journal.
-        mask_strings(o.result, *journal);
+        // A plugin given no secret has nothing to mask: its result is not walked (a call's
+        // hot path).
+        if (masker && masker->size() > 0) mask_strings(o.result, *journal);
         done(std::move(o.result));
         return;
       case rpc::CallOutcome::Kind::error: {
