@@ -22,11 +22,12 @@ std::vector<int> process_tree(int leader);
 std::uint64_t tree_resident_bytes(int leader);
 
 // Ends the leader, its process group and every descendant, race-free against forks: stops them
-// all (SIGSTOP), scans again until the set stops growing and every one of them is seen stopped,
-// then kills them all (SIGKILL). `leader` must be a child that was not reaped yet (a zombie is
-// fine), so that its pid and group are still its own. Never signals pid <= 1, this process or
-// this process's group. Blocks for a few scans of the process table, and up to 2 s more while a
-// process cannot stop (uninterruptible sleep): not for the event loop's thread.
+// all (SIGSTOP), scans again until two scans in a row find nothing new and every one of them
+// stopped, then kills them all (SIGKILL). `leader` must be a child that was not reaped yet (a
+// zombie is fine), so that its pid and group are still its own. Never signals pid <= 1, this
+// process or this process's group. Blocks for a few scans of the process table, and up to 2 s more
+// while a process cannot stop (uninterruptible sleep) and no other makes progress: not for the
+// event loop's thread.
 void kill_tree(int leader);
 
 // Sends `sig` to process group `pgid` (a polite SIGTERM before kill_tree). False when it was

@@ -77,14 +77,26 @@ void end_tree(int leader, bool leader_alive) {
   //
   // A SIGSTOP sent to one pid while that process is inside fork() does not cancel the fork (only
   // a fatal signal or one sent to its group does): the child appears when the fork returns,
-  // unstopped. So the freeze is complete only when a scan finds nothing new *and* every process
-  // signaled is seen stopped (or dead): a process that has reached the stopped state has no
-  // fork under way, and its children are all in the scan. Until then, scan again, and signal
-  // again those not stopped yet (a SIGCONT from the kernel may have resumed one).
+  // unstopped. A process seen stopped has no fork under way, and the children of its forks are
+  // in the pid table; but a scan lists /proc before it reads each process's state, so a child
+  // born between the listing and that read is missing from the very scan that shows its parent
+  // stopped. The freeze is complete only when a scan whose listing began after every process
+  // signaled was seen stopped (or dead) finds nothing new and all of them still stopped: two
+  // quiet scans in a row. Until then, scan again, and signal again those not stopped yet.
+  //
+  // A process the freeze cannot see (resumed by a SIGCONT from one not stopped yet, and forking
+  // before its SIGKILL) becomes an orphan of whoever reaps for the tree: the host is a subreaper
+  // and kills the orphans it adopts (adopted_orphans_of).
   if (group) ::kill(-leader, SIGSTOP);
   std::unordered_set<int> signaled;
   std::vector<int> order;
-  const auto settle_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  // The deadline is for a process that cannot stop (in uninterruptible sleep): it is killed
+  // anyway, and SIGKILL, being fatal, does cancel a fork under way. It runs from the last
+  // progress (a process found or seen stopped), so a slow machine is not mistaken for one.
+  constexpr auto kNoProgress = std::chrono::seconds(2);
+  auto deadline = std::chrono::steady_clock::now() + kNoProgress;
+  bool quiet_before = false;  // the previous scan found nothing new and saw all stopped
+  std::size_t stopped_before = 0;
   for (int round = 0; round < 100000; ++round) {
     const std::vector<ProcEntry> table = read_process_table();
     std::vector<int> roots;
@@ -103,17 +115,29 @@ void end_tree(int leader, bool leader_alive) {
       order.push_back(pid);
       grew = true;
     }
-    if (grew) continue;
-    bool settled = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (grew) {
+      quiet_before = false;
+      deadline = now + kNoProgress;
+      continue;
+    }
+    std::size_t stopped = 0;
+    bool all_stopped = true;
     for (const ProcEntry& e : table) {
-      if (signaled.count(e.pid) && !e.stopped && !e.zombie) {
-        settled = false;
+      if (!signaled.count(e.pid)) continue;
+      if (e.stopped || e.zombie) {
+        ++stopped;
+      } else {
+        all_stopped = false;
         ::kill(e.pid, SIGSTOP);
       }
     }
-    // The deadline is for a process that cannot stop (in uninterruptible sleep): it is killed
-    // anyway, and SIGKILL, being fatal, does cancel a fork under way.
-    if (settled || std::chrono::steady_clock::now() > settle_deadline) break;
+    if (all_stopped && quiet_before) break;
+    quiet_before = all_stopped;
+    if (all_stopped) continue;  // the confirming scan, at once
+    if (stopped > stopped_before) deadline = now + kNoProgress;
+    stopped_before = stopped;
+    if (now > deadline) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   // The group at once, then the others deepest first. The order matters: when a process dies,

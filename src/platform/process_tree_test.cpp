@@ -21,7 +21,10 @@ using ::testing::IsSupersetOf;
 using testing::LineReader;
 using testing::ProcessTest;
 
-using ProcessTreeTest = ProcessTest;
+class ProcessTreeTest : public ProcessTest {
+ protected:
+  void expect_forking_tree_ends(const std::string& pause_us);
+};
 
 // The fixture's "tree": leader -> a -> b (setsid) -> c. Their pids by role.
 std::map<std::string, int> read_tree(const Spawned& leader) {
@@ -80,9 +83,10 @@ TEST_F(ProcessTreeTest, KillTreeEndsThreeLevelsAndASetsidGrandchild) {
   EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
 }
 
-TEST_F(ProcessTreeTest, KillTreeEndsATreeThatKeepsForking) {
-  // Its processes fork and exit all the time (50 at most at once): none may escape.
-  Spawned leader = start_fixture({"forker"});
+// A tree whose processes fork and exit all the time (50 at most at once, each pausing
+// `pause_us` between two forks) is killed: none of them may escape.
+void ProcessTreeTest::expect_forking_tree_ends(const std::string& pause_us) {
+  Spawned leader = start_fixture({"forker", pause_us});
   ASSERT_GT(leader.pid, 0);
   LineReader out(leader.stdout_fd);
   ASSERT_EQ(out.next(), "forking");
@@ -102,6 +106,15 @@ TEST_F(ProcessTreeTest, KillTreeEndsATreeThatKeepsForking) {
     }
     return text;
   }();
+}
+
+TEST_F(ProcessTreeTest, KillTreeEndsATreeThatKeepsForking) {
+  expect_forking_tree_ends("500");
+}
+
+TEST_F(ProcessTreeTest, KillTreeEndsAForkStorm) {
+  // No pause at all: a fork is under way in some process at almost every moment of the freeze.
+  expect_forking_tree_ends("0");
 }
 
 TEST_F(ProcessTreeTest, KillGroupReachesTheGroupOnly) {
