@@ -102,10 +102,20 @@ const SeenAnswer* BenchRun::last_answer(std::string_view method, std::size_t sin
   return found;
 }
 
+std::string BenchRun::delay_text(ms spec) const {
+  const auto text = [](ms d) {
+    const auto n = d.count();
+    return n % 1000 == 0 ? std::to_string(n / 1000) + " s" : std::to_string(n) + " ms";
+  };
+  if (options_.time_scale == 1) return text(spec);
+  return text(delay(spec)) + " (" + text(spec) + " x " + std::to_string(options_.time_scale) +
+         ", --time-scale)";
+}
+
 asio::awaitable<bool> BenchRun::barrier() {
   const json::value id = json::string("bench-barrier-" + std::to_string(++barriers_));
   link_.send_raw(request_line(id, "bench/barrier", json::object{}));
-  co_return co_await link_.until([&] { return answer_like(id) != nullptr; }, kBarrierWait);
+  co_return co_await link_.until([&] { return answer_like(id) != nullptr; }, delay(kBarrierWait));
 }
 
 asio::awaitable<void> BenchRun::run() {

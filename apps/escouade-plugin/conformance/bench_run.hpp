@@ -60,6 +60,11 @@ class BenchRun {
   void check_stdout();
   void check_answers();
 
+  // A delay of the spec, times options_.time_scale; and how the checks' sentences name it ("500
+  // ms", or "5000 ms (500 ms x 10, --time-scale)").
+  ms delay(ms spec) const { return spec * options_.time_scale; }
+  std::string delay_text(ms spec) const;
+
   // Sends a request for an unknown method with a fresh string id and waits (5 s at most) for an
   // answer carrying that id in any form: proof the plugin read everything sent before it.
   boost::asio::awaitable<bool> barrier();

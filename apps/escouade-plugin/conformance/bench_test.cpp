@@ -269,6 +269,17 @@ TEST(ConformanceBench, CheckSummarizesAManifestThatHolds) {
   EXPECT_NE(ran.out.find("secret token"), std::string::npos);
 }
 
+TEST(ConformanceBench, ATimeScaleIsSaidInTheSentenceThatNamesTheDelay) {
+  // It never answers again: no time of the machine's decides the verdict, only the sentence.
+  PluginFolder folder("burst-mute");
+  Verdicts v = bench(folder, {"--time-scale", "2"});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.reason("burst"),
+            "it did not answer permissions/decide within 1 s (500 ms x 2, --time-scale) after a "
+            "burst of 1,000 facts")
+      << json::serialize(v.report);
+}
+
 TEST(ConformanceBench, JunitHasOneTestcasePerCheck) {
   PluginFolder folder("slow-decide");
   const fs::path xml = folder.path() / "report.xml";

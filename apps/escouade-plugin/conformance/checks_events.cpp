@@ -112,8 +112,9 @@ asio::awaitable<void> BenchRun::check_decide() {
   int n = 0;
   for (const auto& ask : asks) {
     const std::size_t since = link_.lines_seen();
-    CallOutcome o = co_await link_.call(
-        "permissions/decide", decide_params(ask.kind, ask.tool, ask.input, ++n), kDecideDelay);
+    CallOutcome o =
+        co_await link_.call("permissions/decide", decide_params(ask.kind, ask.tool, ask.input, ++n),
+                            delay(kDecideDelay));
     const SeenAnswer* seen = last_answer("permissions/decide", since);
     const std::optional<std::string> line =
         seen ? std::optional<std::string>(seen->text) : std::nullopt;
@@ -126,13 +127,15 @@ asio::awaitable<void> BenchRun::check_decide() {
           if (a.line >= since && !a.matched && a.method == "permissions/decide") {
             set("decide", Verdict::fail,
                 "it answered permissions/decide for " + ask.what +
-                    " with the id echoed as another type, so no answer came within 500 ms",
+                    " with the id echoed as another type, so no answer came within " +
+                    delay_text(kDecideDelay),
                 a.text);
             co_return;
           }
         }
         set("decide", Verdict::fail,
-            "it did not answer permissions/decide for " + ask.what + " within 500 ms");
+            "it did not answer permissions/decide for " + ask.what + " within " +
+                delay_text(kDecideDelay));
         co_return;
       case CallOutcome::Kind::error:
         set("decide", Verdict::fail,
@@ -202,8 +205,8 @@ asio::awaitable<void> BenchRun::check_facts() {
     }
     if (!answered) {
       set("facts", Verdict::fail,
-          "it stopped answering after " + round.what +
-              ": a request sent next had no answer in 5 s");
+          "it stopped answering after " + round.what + ": a request sent next had no answer in " +
+              delay_text(kAnswerWait));
       co_return;
     }
   }
@@ -230,14 +233,16 @@ asio::awaitable<void> BenchRun::check_burst() {
   std::string result;
   if (manifest_.permissions.decide) {
     json::object params = decide_params("command", "Bash", npm_test(), 1000);
-    CallOutcome o = co_await link_.call("permissions/decide", std::move(params), kDecideDelay);
+    CallOutcome o =
+        co_await link_.call("permissions/decide", std::move(params), delay(kDecideDelay));
     if (o.kind == CallOutcome::Kind::closed) {
       died_in("burst", "during " + burst);
       co_return;
     }
     if (o.kind == CallOutcome::Kind::timeout) {
       set("burst", Verdict::fail,
-          "it did not answer permissions/decide within 500 ms after " + burst);
+          "it did not answer permissions/decide within " + delay_text(kDecideDelay) + " after " +
+              burst);
       co_return;
     }
     result = "permissions/decide answered in " + ms_text(o.elapsed);
@@ -246,13 +251,15 @@ asio::awaitable<void> BenchRun::check_burst() {
     link_.send_raw(request_line(id, "bench/no-such-method", json::object{}));
     const auto start = std::chrono::steady_clock::now();
     const bool answered =
-        co_await link_.until([&] { return answer_like(id) != nullptr; }, kAnswerWait);
+        co_await link_.until([&] { return answer_like(id) != nullptr; }, delay(kAnswerWait));
     if (link_.exited() && !answered) {
       died_in("burst", "during " + burst);
       co_return;
     }
     if (!answered) {
-      set("burst", Verdict::fail, "it did not answer an unknown method within 5 s after " + burst);
+      set("burst", Verdict::fail,
+          "it did not answer an unknown method within " + delay_text(kAnswerWait) + " after " +
+              burst);
       co_return;
     }
     result = "an unknown method answered in " + ms_text(std::chrono::steady_clock::now() - start);

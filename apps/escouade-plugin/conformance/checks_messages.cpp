@@ -34,7 +34,7 @@ asio::awaitable<void> BenchRun::check_ids_and_unknown_method() {
   std::optional<std::string> unknown_fault;
   std::optional<std::string> unknown_line;
   for (const auto& id : ids) {
-    co_await link_.until([&] { return answer_like(id) != nullptr; }, kAnswerWait);
+    co_await link_.until([&] { return answer_like(id) != nullptr; }, delay(kAnswerWait));
     const SeenAnswer* a = answer_like(id);
     const std::string sent = json::serialize(id);
     if (!a) {
@@ -44,7 +44,8 @@ asio::awaitable<void> BenchRun::check_ids_and_unknown_method() {
           died_in("unknown-method", "on the unknown method " + std::string(kUnknownMethod));
         } else {
           unknown_fault = "it did not answer the unknown method " + std::string(kUnknownMethod) +
-                          " (id " + sent + ") within 5 s; it should answer " + kNotFoundText;
+                          " (id " + sent + ") within " + delay_text(kAnswerWait) +
+                          "; it should answer " + kNotFoundText;
         }
       }
       continue;
@@ -92,7 +93,8 @@ asio::awaitable<void> BenchRun::check_notification() {
     died_in("notification", "after " + sent);
   } else if (!answered) {
     set("notification", Verdict::fail,
-        "it stopped answering after " + sent + ": a request sent next had no answer in 5 s");
+        "it stopped answering after " + sent + ": a request sent next had no answer in " +
+            delay_text(kAnswerWait));
   } else {
     set("notification", Verdict::pass, sent + " got no answer");
   }
@@ -136,7 +138,7 @@ asio::awaitable<void> BenchRun::check_batch() {
         }
         return true;
       },
-      kAnswerWait);
+      delay(kAnswerWait));
 
   const SeenAnswer* first = nullptr;
   for (const auto& id : ids) {
@@ -146,7 +148,8 @@ asio::awaitable<void> BenchRun::check_batch() {
         died_in("batch", "on a batch of 4 messages");
       } else {
         set("batch", Verdict::fail,
-            "its answer to a batch lacks the id " + json::serialize(id) + " (none within 5 s)",
+            "its answer to a batch lacks the id " + json::serialize(id) + " (none within " +
+                delay_text(kAnswerWait) + ")",
             first ? std::optional<std::string>(first->text) : std::nullopt);
       }
       co_return;
@@ -206,7 +209,8 @@ asio::awaitable<void> BenchRun::check_malformed() {
     }
     if (!answered) {
       set("malformed", Verdict::fail,
-          "it stopped answering after " + b.what + ": a request sent next had no answer in 5 s",
+          "it stopped answering after " + b.what + ": a request sent next had no answer in " +
+              delay_text(kAnswerWait),
           quote(b.line));
       co_return;
     }

@@ -24,6 +24,7 @@ struct TestArgs {
   std::vector<std::string> secrets;
   std::vector<std::string> settings;
   std::int64_t initialize_timeout_ms = 10'000;
+  int time_scale = 1;
 };
 
 // "key=value" split at its first '='; an error names the option.
@@ -43,6 +44,7 @@ int run_test(const TestArgs& args) {
   conformance::BenchOptions options;
   options.folder = args.folder;
   options.initialize_timeout = std::chrono::milliseconds(args.initialize_timeout_ms);
+  options.time_scale = args.time_scale;
   for (const auto& s : args.secrets) {
     if (!split_pair("--secret", s, options.secrets)) return 2;
   }
@@ -99,6 +101,12 @@ void add_test_command(CLI::App& app, int& exit_code) {
                   "How long to wait for the answer to initialize (the spec's 10 s)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--time-scale", args->time_scale,
+                  "Multiplies the delays of the decide, burst and answer checks (500 ms, 5 s), "
+                  "for a plugin built with sanitizers or a loaded machine; every sentence naming "
+                  "a delay says so")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->callback([args, &exit_code] { exit_code = run_test(*args); });
 }
 

@@ -225,7 +225,9 @@ TEST(ScaffoldNew, TheGeneratedPluginBuildsAndPassesTheConformanceBench) {
   EXPECT_EQ(check.out.rfind("OK dev.example.ticket-guard 0.1.0 (ticket-guard)\n", 0), 0u)
       << check.out;
 
-  Ran bench = ws.cli({"test", dir.string(), "--json"});
+  // What is tested is that the plugin keeps to the protocol, not how fast it runs: built with
+  // sanitizers, on a loaded machine, it may take more than 500 ms for a burst of 1,000 facts.
+  Ran bench = ws.cli({"test", dir.string(), "--json", "--time-scale", "10"});
   EXPECT_EQ(bench.exit_code, 0) << bench.out << bench.err;
   const json::value report = parse_json(bench.out);
   ASSERT_TRUE(report.is_object()) << bench.out;
