@@ -29,6 +29,8 @@ std::uint64_t tree_resident_bytes(int leader);
 // while a process cannot stop (uninterruptible sleep) and no other makes progress: not for the
 // event loop's thread.
 void kill_tree(int leader);
+// kill_tree of several leaders in one freeze: the cost of one, whatever their number.
+void kill_trees(const std::vector<int>& leaders);
 
 // Sends `sig` to process group `pgid` (a polite SIGTERM before kill_tree). False when it was
 // refused: pgid <= 1, this process's own group, or no such group.

@@ -70,9 +70,19 @@ std::uint64_t tree_resident_bytes(int leader) {
   return total;
 }
 
-void end_tree(int leader, bool leader_alive) {
-  if (leader <= 1 || leader == ::getpid()) return;
-  const bool group = may_signal_group(leader);
+namespace {
+
+// end_tree for several leaders at once: one freeze over the union of their trees, so ending a
+// hundred orphans costs a few scans of the process table, not a few hundred.
+void end_trees(const std::vector<int>& given, bool leaders_alive) {
+  std::vector<int> leaders;
+  std::unordered_set<int> groups;  // the leaders whose group may be signaled
+  for (int leader : given) {
+    if (leader <= 1 || leader == ::getpid()) continue;
+    leaders.push_back(leader);
+    if (may_signal_group(leader)) groups.insert(leader);
+  }
+  if (leaders.empty()) return;
   // First freeze the tree, then kill it: a stopped process cannot fork.
   //
   // A SIGSTOP sent to one pid while that process is inside fork() does not cancel the fork (only
@@ -87,7 +97,8 @@ void end_tree(int leader, bool leader_alive) {
   // A process the freeze cannot see (resumed by a SIGCONT from one not stopped yet, and forking
   // before its SIGKILL) becomes an orphan of whoever reaps for the tree: the host is a subreaper
   // and kills the orphans it adopts (adopted_orphans_of).
-  if (group) ::kill(-leader, SIGSTOP);
+  for (int g : groups)
+    ::kill(-g, SIGSTOP);
   std::unordered_set<int> signaled;
   std::vector<int> order;
   // The deadline is for a process that cannot stop (in uninterruptible sleep): it is killed
@@ -100,13 +111,11 @@ void end_tree(int leader, bool leader_alive) {
   for (int round = 0; round < 100000; ++round) {
     const std::vector<ProcEntry> table = read_process_table();
     std::vector<int> roots;
-    if (leader_alive) roots.push_back(leader);
-    if (group) {
-      // Members of the leader's group whose parent left the tree (by exit before the leader
-      // became their subreaper, say) are still its own.
-      for (const ProcEntry& e : table) {
-        if (e.pgid == leader) roots.push_back(e.pid);
-      }
+    if (leaders_alive) roots = leaders;
+    // Members of a leader's group whose parent left the tree (by exit before the leader became
+    // their subreaper, say) are still its own.
+    for (const ProcEntry& e : table) {
+      if (groups.count(e.pgid)) roots.push_back(e.pid);
     }
     bool grew = false;
     for (int pid : descendants(roots, table)) {
@@ -140,17 +149,28 @@ void end_tree(int leader, bool leader_alive) {
     if (now > deadline) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  // The group at once, then the others deepest first. The order matters: when a process dies,
+  // The groups at once, then the others deepest first. The order matters: when a process dies,
   // a group it leaves orphaned that has stopped members gets SIGHUP and SIGCONT from the
   // kernel, and a process resumed before its SIGKILL is pending could fork. Killed first, the
   // descendants already have theirs when their parents die.
-  if (group) ::kill(-leader, SIGKILL);
+  for (int g : groups)
+    ::kill(-g, SIGKILL);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     ::kill(*it, SIGKILL);
 }
 
+}  // namespace
+
+void end_tree(int leader, bool leader_alive) {
+  end_trees({leader}, leader_alive);
+}
+
 void kill_tree(int leader) {
-  end_tree(leader, true);
+  end_trees({leader}, true);
+}
+
+void kill_trees(const std::vector<int>& leaders) {
+  end_trees(leaders, true);
 }
 
 bool kill_group(int pgid, int sig) {

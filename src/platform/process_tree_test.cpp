@@ -117,6 +117,29 @@ TEST_F(ProcessTreeTest, KillTreeEndsAForkStorm) {
   expect_forking_tree_ends("0");
 }
 
+TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
+  Spawned first = start_fixture({"tree"});
+  Spawned second = start_fixture({"forker"});
+  ASSERT_GT(first.pid, 0);
+  ASSERT_GT(second.pid, 0);
+  auto pids = read_tree(first);
+  ASSERT_EQ(pids.size(), 4u);
+  LineReader out(second.stdout_fd);
+  ASSERT_EQ(out.next(), "forking");
+
+  kill_trees({first.pid, second.pid});
+
+  for (Spawned* leader : {&first, &second}) {
+    const auto status = wait_exit(*leader);
+    ASSERT_TRUE(status);
+    EXPECT_EQ(status->signal, SIGKILL);
+  }
+  for (const auto& [role, pid] : pids) {
+    EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
+  }
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+}
+
 TEST_F(ProcessTreeTest, KillGroupReachesTheGroupOnly) {
   // A polite SIGTERM to the leader's group does not reach b, which left it with setsid: the
   // reason kill_tree exists.

@@ -420,6 +420,11 @@ void kill_tree(int leader) {
   if (child.job != nullptr) ::TerminateJobObject(child.job, kKilledExitCode);
 }
 
+void kill_trees(const std::vector<int>& leaders) {
+  for (int leader : leaders)
+    kill_tree(leader);
+}
+
 bool kill_group(int, int) {
   return false;
 }

@@ -335,8 +335,7 @@ void end_orphans(ProcessContext& ctx) {
   for (int round = 0; round < 8; ++round) {
     auto orphans = platform::adopted_orphans(ctx.known_children);
     if (orphans.empty()) break;
-    for (int pid : orphans)
-      platform::kill_tree(pid);
+    platform::kill_trees(orphans);
     platform::reap_adopted(ctx.known_children);
   }
   platform::reap_adopted(ctx.known_children);

@@ -64,8 +64,7 @@ void TreeEnder::orphan_round(std::set<int>& known, int round, std::function<void
   workers_.run(
       "trees",
       [orphans] {
-        for (int pid : orphans)
-          platform::kill_tree(pid);
+        platform::kill_trees(orphans);
         return 0;
       },
       [this, &known, orphans, round, then = std::move(then)](int) mutable {
