@@ -80,7 +80,14 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
 }  // namespace
 
 void Host::decide(const proto::DecideParams& request, DecideDone done) {
-  const json::value params = json::value_from(request);  // encoded once for every plugin asked
+  // Encoded once for every plugin asked: each line differs only by its id.
+  const json::value params = json::value_from(request);
+  auto encoded = proto::encode_params(params);
+  std::shared_ptr<const proto::EncodedParams> shared;
+  if (encoded) shared = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
+  // What each plugin's journal line says of the request, made once.
+  auto what = std::make_shared<const std::string>(
+      "permissions/decide " + quote_name(request.request.id) + " (" + request.request.kind + ")");
   const auto delay = std::chrono::milliseconds(proto::method::PermissionsDecide::kTimeoutMs);
   auto pending = std::make_shared<Pending>(clock_.make_timer(executor_), std::move(done));
   std::vector<Plugin*> asked;
@@ -104,28 +111,36 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   for (std::size_t i = 0; i < asked.size(); ++i) {
     Plugin& p = *asked[i];
     pending->votes[i].id = p.manifest.id;
-    p.supervisor->call(
-        std::string(proto::method::PermissionsDecide::kName), params, delay,
-        [pending, i, id = p.manifest.id, journal = p.journal, this, host = lifeline_.token(),
-         what = "permissions/decide " + quote_name(request.request.id) + " (" +
-                request.request.kind + ")"](rpc::CallOutcome o) {
-          if (pending->finished) return;  // too late: counted as a timeout already
-          pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {
-            return host ? unanswered_because(id) : "is closing with the host";
-          });
-          Vote& v = pending->votes[i];
-          // The plugin's words go to the app, and to the agent with a refusal: masked.
-          if (v.message) journal->mask(*v.message);
-          journal->mask(v.reason);
-          if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
-            journal->info(what + ": " + std::string(to_string(v.kind)) +
-                          (v.message          ? ": " + *v.message
-                           : v.reason.empty() ? ""
-                                              : ": " + v.reason));
-          }
-          pending->filled[i] = true;
-          if (--pending->left == 0) pending->finish();
-        });
+    auto then = [pending, i, id = p.manifest.id, journal = p.journal, this,
+                 host = lifeline_.token(), what](rpc::CallOutcome o) {
+      if (pending->finished) return;  // too late: counted as a timeout already
+      pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {
+        return host ? unanswered_because(id) : "is closing with the host";
+      });
+      Vote& v = pending->votes[i];
+      // The plugin's words go to the app, and to the agent with a refusal: masked.
+      if (v.message) journal->mask(*v.message);
+      journal->mask(v.reason);
+      if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
+        std::string line;
+        line.reserve(what->size() + 16 + (v.message ? v.message->size() : v.reason.size()));
+        line.append(*what).append(": ").append(to_string(v.kind));
+        if (v.message) {
+          line.append(": ").append(*v.message);
+        } else if (!v.reason.empty()) {
+          line.append(": ").append(v.reason);
+        }
+        journal->info(line);
+      }
+      pending->filled[i] = true;
+      if (--pending->left == 0) pending->finish();
+    };
+    static const std::string kMethod(proto::method::PermissionsDecide::kName);
+    if (shared) {
+      p.supervisor->call(kMethod, shared, delay, std::move(then));
+    } else {  // it cannot be encoded: each call reports why, as any call would
+      p.supervisor->call(kMethod, params, delay, std::move(then));
+    }
   }
 }
 

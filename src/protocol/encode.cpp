@@ -109,6 +109,29 @@ Result<std::string> encode_notification(std::string_view method, const json::val
   return finish_line(std::move(out));
 }
 
+Result<EncodedParams> encode_params(const json::value& params) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, params);
+  auto checked = finish_line(std::move(out));
+  if (!checked) return checked.error();
+  checked->pop_back();  // the '\n' finish_line added
+  return EncodedParams{std::move(*checked)};
+}
+
+std::string encode_request(std::int64_t id, std::string_view method, const EncodedParams& params) {
+  std::string out;
+  out.reserve(params.json.size() + method.size() + 64);
+  out += R"({"jsonrpc":"2.0","id":)";
+  out += std::to_string(id);
+  out += R"(,"method":)";
+  append_string(out, method);  // escaped: a method name cannot break the line
+  out += R"(,"params":)";
+  out += params.json;
+  out += "}\n";
+  return out;
+}
+
 Result<std::string> encode_batch(std::span<const Message> messages) {
   if (messages.empty()) {
     return Error{ErrorCode::internal, "an empty batch is never sent"};

@@ -30,6 +30,17 @@ Result<std::string> encode_batch(std::span<const Message> messages);
 // a single message otherwise.
 Result<std::optional<std::string>> encode_answer(bool batch, std::span<const Message> answers);
 
+// The params of a request sent to many (a decision asked of every plugin): serialised and
+// checked once, then spliced into each plugin's line, which differs only by its id.
+struct EncodedParams {
+  std::string json;  // valid UTF-8, no raw line break
+};
+// Fails with internal (-32603) as encode() does.
+Result<EncodedParams> encode_params(const boost::json::value& params);
+// The line of a request with params encoded before, '\n' included; the same bytes encode()
+// writes for that request.
+std::string encode_request(std::int64_t id, std::string_view method, const EncodedParams& params);
+
 // Appends the JSON of one message (without '\n' and without the UTF-8 check) to `out`.
 void append_message(std::string& out, const Message& message);
 

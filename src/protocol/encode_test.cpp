@@ -20,6 +20,23 @@ TEST(Encode, RequestLine) {
   EXPECT_EQ(*line, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":{\"a\":1}}\n");
 }
 
+TEST(Encode, ARequestWithParamsEncodedOnceIsTheSameLine) {
+  const json::value params =
+      json::parse(R"({"request":{"id":"r-1","input":{"command":"a\nb é"}}})");
+  auto encoded = encode_params(params);
+  ASSERT_TRUE(encoded);
+  for (std::int64_t id : {std::int64_t{1}, std::int64_t{42}, std::int64_t{9007199254740991}}) {
+    EXPECT_EQ(encode_request(id, "permissions/decide", *encoded),
+              *encode(Message::request(id, "permissions/decide", params)));
+  }
+}
+
+TEST(Encode, ParamsEncodedOnceAreCheckedOnce) {
+  auto encoded = encode_params(json::value(json::string("bad \xFF byte")));
+  ASSERT_FALSE(encoded);
+  EXPECT_EQ(encoded.error().code, ErrorCode::internal);
+}
+
 TEST(Encode, NotificationHasNoId) {
   auto line = encode(Message::notification("log"));
   ASSERT_TRUE(line);

@@ -321,6 +321,29 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
     asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
     return id;
   }
+  track(id, method, std::move(*line), timeout, std::move(done), named_delay);
+  return id;
+}
+
+std::int64_t Session::call(std::string_view method,
+                           std::shared_ptr<const proto::EncodedParams> params,
+                           std::chrono::milliseconds timeout, CallDone done,
+                           std::optional<std::chrono::milliseconds> named_delay) {
+  const std::int64_t id = next_id_++;
+  if (core_->closed) {
+    CallOutcome refused;
+    refused.kind = CallOutcome::Kind::closed;
+    asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
+    return id;
+  }
+  track(id, method, proto::encode_request(id, method, *params), timeout, std::move(done),
+        named_delay);
+  return id;
+}
+
+void Session::track(std::int64_t id, std::string_view method, std::string line,
+                    std::chrono::milliseconds timeout, CallDone done,
+                    std::optional<std::chrono::milliseconds> named_delay) {
   auto p = std::make_unique<Pending>();
   p->method = std::string(method);
   p->timeout = named_delay.value_or(timeout);
@@ -329,8 +352,7 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
   p->done = std::move(done);
   if (!armed_for_ || p->deadline < *armed_for_) arm_deadline(p->deadline);
   pending_.emplace(id, std::move(p));
-  core_->send(std::move(*line));
-  return id;
+  core_->send(std::move(line));
 }
 
 void Session::arm_deadline(std::chrono::steady_clock::time_point at) {

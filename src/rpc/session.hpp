@@ -24,6 +24,7 @@
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
 #include "protocol/decode.hpp"
+#include "protocol/encode.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
 #include "rpc/reply.hpp"
@@ -114,6 +115,10 @@ class Session {
   std::int64_t call(std::string_view method, std::optional<boost::json::value> params,
                     std::chrono::milliseconds timeout, CallDone done,
                     std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
+  // The same with params encoded once for many sessions (proto::encode_params).
+  std::int64_t call(std::string_view method, std::shared_ptr<const proto::EncodedParams> params,
+                    std::chrono::milliseconds timeout, CallDone done,
+                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
 
   // The same, for coroutines: co_await session.async_call(..., asio::use_awaitable).
   template <class Token>
@@ -148,6 +153,10 @@ class Session {
   void dispatch(proto::Message&& m, const std::shared_ptr<LineSink>& batch);
   void answer_arrived(proto::Message&& m);
   void call_timed_out(std::int64_t id);
+  // Remembers the call `id` (its line encoded) and sends its line.
+  void track(std::int64_t id, std::string_view method, std::string line,
+             std::chrono::milliseconds timeout, CallDone done,
+             std::optional<std::chrono::milliseconds> named_delay);
   // One timer for every call in flight, armed for the earliest deadline: a call answered in
   // time costs no timer system call (arming and cancelling one per call did).
   void arm_deadline(std::chrono::steady_clock::time_point at);

@@ -120,12 +120,14 @@ int Supervisor::recent_crashes(Clock::TimePoint now) {
 // --- messages to the plugin -------------------------------------------------------------
 
 bool Supervisor::notify(const std::string& method, json::value params, bool start_it) {
-  return accept_notification(Queued{method, std::move(params), nullptr, nullptr}, start_it);
+  return accept_notification(Queued{method, std::move(params), nullptr, nullptr, nullptr},
+                             start_it);
 }
 
 bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
                                 bool start_it) {
-  return accept_notification(Queued{method, std::nullopt, nullptr, std::move(line)}, start_it);
+  return accept_notification(Queued{method, std::nullopt, nullptr, std::move(line), nullptr},
+                             start_it);
 }
 
 bool Supervisor::activate() {
@@ -147,8 +149,19 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
 
 void Supervisor::call(const std::string& method, std::optional<json::value> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
+  call_queued(Queued{method, std::move(params), nullptr, nullptr, nullptr}, timeout,
+              std::move(done));
+}
+
+void Supervisor::call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
+                      std::chrono::milliseconds timeout, rpc::CallDone done) {
+  call_queued(Queued{method, std::nullopt, nullptr, nullptr, std::move(params)}, timeout,
+              std::move(done));
+}
+
+void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {
   auto c = std::make_shared<CallState>();
-  c->method = method;
+  c->method = q.method;
   c->timeout = timeout;
   c->start = clock_.now();
   c->done = std::move(done);
@@ -159,7 +172,7 @@ void Supervisor::call(const std::string& method, std::optional<json::value> para
     }));
     return;
   }
-  Queued q{method, std::move(params), c, nullptr};
+  q.call = c;
   if (state_ == State::running && session_) {
     send_queued(std::move(q));
     return;
@@ -227,12 +240,15 @@ void Supervisor::send_queued(Queued q) {
   // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
   const bool decision = c->method == proto::method::PermissionsDecide::kName;
   if (decision) held_decisions(+1);
-  session_->call(c->method, std::move(q.params), left,
-                 lifeline_.guard([this, c, decision](CallOutcome o) {
-                   if (decision) held_decisions(-1);
-                   finish(c, std::move(o));
-                 }),
-                 c->timeout);
+  auto then = lifeline_.guard([this, c, decision](CallOutcome o) {
+    if (decision) held_decisions(-1);
+    finish(c, std::move(o));
+  });
+  if (q.encoded) {
+    session_->call(c->method, std::move(q.encoded), left, std::move(then), c->timeout);
+  } else {
+    session_->call(c->method, std::move(q.params), left, std::move(then), c->timeout);
+  }
 }
 
 void Supervisor::held_decisions(int change) {

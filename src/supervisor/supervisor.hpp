@@ -97,6 +97,9 @@ class Supervisor {
   // plugin, the caller applies its default answer.
   void call(const std::string& method, std::optional<boost::json::value> params,
             std::chrono::milliseconds timeout, rpc::CallDone done);
+  // The same with params encoded once for many plugins (proto::encode_params).
+  void call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
+            std::chrono::milliseconds timeout, rpc::CallDone done);
   // agent/attach: sent like a call, and remembered per agent (`agent`) so that a new process
   // gets the last one of each agent again before any other message.
   void attach(const std::string& agent, boost::json::value params, rpc::CallDone done);
@@ -120,11 +123,13 @@ class Supervisor {
   struct Queued {
     std::string method;
     std::optional<boost::json::value> params;
-    std::shared_ptr<CallState> call;          // null for a notification
-    std::shared_ptr<const std::string> line;  // a notification encoded once for many
+    std::shared_ptr<CallState> call;                      // null for a notification
+    std::shared_ptr<const std::string> line;              // a notification encoded once for many
+    std::shared_ptr<const proto::EncodedParams> encoded;  // a call's params, the same
   };
   enum class Intent { none, stop, restart, shutdown, disable, recycle };
 
+  void call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done);
   bool start();
   bool accept_notification(Queued q, bool start_it);
   void begin_handshake();
