@@ -1,22 +1,22 @@
 // The host with real plugin processes (tests/fixtures/fixture_plugin, a tiny C++ plugin):
 //   call    a call host -> plugin -> host through the C++ API, round trip p50/p99, calls/s
 //   app     the same call from an app through escouade-host (app -> host -> plugin and back)
+//   pipelined  calls with 256 in flight, through the C++ API and through escouade-host: calls/s
 //   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins
-//   cold    cold start: from the activating fact to initialize answered
+//   cold    cold start: from the call that starts the plugin to its answer (spawn, initialize
+//           and its answer, the call and its answer): the span of bench_floors spawn
 //   idle    the host's memory per loaded, idle plugin
 //   neighbours  an innocent plugin's call p50/p99 on a quiet host, while another plugin floods
 //           its stderr without pause, and while another (a tree of 101 processes, 100 of them
 //           in groups of their own) is restarted, so killed, again and again
 //   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
 //           plugin's permissions/decide round trip through host.call (the floor of a decision)
-// Prints one JSON object a measure. Compare with bench_pipe_floor --json, run beside it.
+// Prints one JSON object a measure. Compare with bench_pipe_floor --json and bench_floors, run
+// beside it (bench/run.sh prints the ratios). The app's side is in host_bench_app.cpp.
 
-#include <fcntl.h>
+#include "host_bench.hpp"
+
 #include <malloc.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -36,9 +36,7 @@
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
 
-extern char** environ;
-
-namespace {
+namespace host_bench {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
@@ -48,8 +46,7 @@ using namespace escouade;
 
 fs::path g_root;
 
-fs::path make_plugin(const std::string& id, const fs::path& program = ESCOUADE_FIXTURE_PLUGIN,
-                     const std::string& mode = "good") {
+fs::path make_plugin(const std::string& id, const fs::path& program, const std::string& mode) {
   fs::path dir = g_root / id;
   fs::create_directories(dir);
   fs::copy_file(program, dir / "plugin", fs::copy_options::overwrite_existing);
@@ -63,7 +60,6 @@ fs::path make_plugin(const std::string& id, const fs::path& program = ESCOUADE_F
 }
 
 json::value payload() {
-  // About 400 bytes on the wire, like a typical fact.
   return json::object{
       {"ticket",
        json::object{
@@ -89,6 +85,8 @@ double pct(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
+
+namespace {
 
 struct Rig {
   asio::io_context io;
@@ -148,6 +146,37 @@ void bench_call(int iterations) {
       "{\"bench\":\"host_call_api\",\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
       "\"calls_per_s\":%.0f}\n",
       iterations, pct(us, 0.5), pct(us, 0.99), iterations / s);
+}
+
+// `calls` test/echo calls through Host::call, `in_flight` of them outstanding at any time: the
+// loop tops them up after each turn of the event loop.
+void bench_pipelined_api(int calls, int in_flight) {
+  Rig rig;
+  auto id = rig.add("dev.bench.pipelined");
+  rig.call(id, "test/echo", json::object{});  // running
+  const json::value p = payload();
+  auto run = [&](int count) {
+    int sent = 0, done = 0;
+    std::string failure;
+    while (done < count) {
+      for (; sent < count && sent - done < in_flight; ++sent) {
+        rig.host->call(id, "test/echo", p, std::nullopt, [&](Result<json::value> r) {
+          if (!r && failure.empty()) failure = r.error().message;
+          ++done;
+        });
+      }
+      rig.io.run_one();
+    }
+    if (!failure.empty()) throw std::runtime_error("a pipelined call failed: " + failure);
+  };
+  run(5000);
+  const auto t0 = Clock::now();
+  run(calls);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf(
+      "{\"bench\":\"host_pipelined_api\",\"in_flight\":%d,\"calls\":%d,\"seconds\":%.4f,"
+      "\"calls_per_s\":%.0f}\n",
+      in_flight, calls, s, calls / s);
 }
 
 // `iterations` calls of the innocent plugin, each timed; `between` runs before each.
@@ -299,71 +328,11 @@ void bench_idle(int plugins) {
               static_cast<double>(after - before) / 1024.0 / plugins);
 }
 
-// The app's view: escouade-host as a child, host/call over its stdin and stdout.
-void bench_app(int iterations) {
-  int to[2], from[2];
-  if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) throw std::runtime_error("pipe");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-  std::string bin = ESCOUADE_HOST_BINARY, dd = "--data-dir", ddv = (g_root / "appdata").string();
-  char* argv[] = {bin.data(), dd.data(), ddv.data(), nullptr};
-  pid_t pid;
-  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv, environ))
-    throw std::runtime_error("spawn");
-  close(to[0]);
-  close(from[1]);
-  std::string buf;
-  auto roundtrip = [&](const std::string& line) {
-    std::string l = line + "\n";
-    if (write(to[1], l.data(), l.size()) != static_cast<ssize_t>(l.size()))
-      throw std::runtime_error("write");
-    for (;;) {
-      auto nl = buf.find('\n');
-      if (nl != std::string::npos) {
-        std::string got = buf.substr(0, nl);
-        buf.erase(0, nl + 1);
-        if (got.find("\"method\"") == std::string::npos) return got;  // skip notifications
-        continue;
-      }
-      char b[65536];
-      ssize_t n = read(from[0], b, sizeof b);
-      if (n <= 0) throw std::runtime_error("escouade-host ended");
-      buf.append(b, static_cast<std::size_t>(n));
-    }
-  };
-  auto dir = make_plugin("dev.bench.app");
-  roundtrip(R"({"jsonrpc":"2.0","id":1,"method":"host/load","params":{"folder":")" + dir.string() +
-            "\"}}");
-  roundtrip(
-      R"({"jsonrpc":"2.0","id":2,"method":"host/enable","params":{"id":"dev.bench.app","project":{"id":"p1","name":"b","private":false}}})");
-  const std::string call =
-      R"({"jsonrpc":"2.0","id":3,"method":"host/call","params":{"id":"dev.bench.app","method":"test/echo","params":)" +
-      json::serialize(payload()) + "}}";
-  for (int i = 0; i < 1000; ++i)
-    roundtrip(call);
-  std::vector<double> us;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < iterations; ++i) {
-    const auto a = Clock::now();
-    roundtrip(call);
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
-  }
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf(
-      "{\"bench\":\"host_call_app\",\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-      "\"calls_per_s\":%.0f}\n",
-      iterations, pct(us, 0.5), pct(us, 0.99), iterations / s);
-  close(to[1]);
-  int status;
-  waitpid(pid, &status, 0);
-  close(from[0]);
-}
-
 }  // namespace
+}  // namespace host_bench
 
 int main(int argc, char** argv) {
+  using namespace host_bench;
   const std::string which = argc > 1 ? argv[1] : "all";
   char templ[] = "/tmp/escouade-bench-XXXXXX";
   g_root = mkdtemp(templ);
@@ -371,6 +340,10 @@ int main(int argc, char** argv) {
   try {
     if (which == "all" || which == "call") bench_call(20000);
     if (which == "all" || which == "app") bench_app(20000);
+    if (which == "all" || which == "pipelined") {
+      bench_pipelined_api(100000, 256);
+      bench_app_pipelined(100000, 256);
+    }
     if (which == "all" || which == "facts") {
       bench_facts(1, 200000);
       bench_facts(10, 50000);

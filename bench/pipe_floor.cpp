@@ -4,36 +4,34 @@
 // connected to two pipes, then either ping-pongs one line at a time or streams
 // lines one way. Results are printed as a single JSON object on stdout.
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
+
+#include "pipe_lines.hpp"
 
 namespace {
 
-constexpr std::size_t kReadBufferBytes = 64 * 1024;
+using bench::ChildProcess;
+using bench::LineReader;
+using bench::percentile;
+using bench::write_all;
+
 constexpr std::size_t kStreamWriteBytes = 64 * 1024;
 constexpr std::uint64_t kDefaultIterations = 20000;
 constexpr std::uint64_t kDefaultWarmup = 1000;
 constexpr std::uint64_t kDefaultPayloadBytes = 400;
-constexpr const char* kSelfExe = "/proc/self/exe";
 constexpr const char* kUsage =
     "usage: pipe_floor [--iterations N] [--warmup N] [--payload-bytes N] "
     "[--json] [--stream N]\n";
@@ -55,10 +53,6 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
 
 std::uint64_t parse_count(std::string_view flag, std::string_view text) {
   std::uint64_t value = 0;
@@ -110,112 +104,6 @@ Options parse_options(int argc, char** argv) {
   }
   return options;
 }
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
-  void reset(int fd = -1) {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw_errno("write");
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-}
-
-void write_all(int fd, std::string_view text) {
-  write_all(fd, text.data(), text.size());
-}
-
-// Splits the bytes read from a file descriptor into '\n'-terminated lines.
-class LineReader {
- public:
-  explicit LineReader(int fd) : fd_(fd), buffer_(kReadBufferBytes) {}
-
-  // Stores the next line (without '\n') in `line`, valid until the next call.
-  // Returns false on end of input at a line boundary; throws on read errors
-  // and on end of input inside an unterminated line.
-  bool next_line(std::string_view& line) {
-    for (;;) {
-      if (scan_ < end_) {
-        char* data = buffer_.data();
-        const void* newline = std::memchr(data + scan_, '\n', end_ - scan_);
-        if (newline != nullptr) {
-          const auto pos = static_cast<std::size_t>(static_cast<const char*>(newline) - data);
-          line = std::string_view(data + begin_, pos - begin_);
-          begin_ = pos + 1;
-          scan_ = begin_;
-          return true;
-        }
-        scan_ = end_;
-      }
-      make_room();
-      const ssize_t got = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
-      if (got < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        throw_errno("read");
-      }
-      if (got == 0) {
-        if (begin_ != end_) {
-          throw std::runtime_error("unexpected end of input inside a line");
-        }
-        return false;
-      }
-      end_ += static_cast<std::size_t>(got);
-    }
-  }
-
- private:
-  void make_room() {
-    if (begin_ == end_) {
-      begin_ = end_ = scan_ = 0;
-      return;
-    }
-    if (end_ < buffer_.size()) {
-      return;
-    }
-    if (begin_ > 0) {
-      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
-      end_ -= begin_;
-      scan_ -= begin_;
-      begin_ = 0;
-    } else {
-      buffer_.resize(buffer_.size() * 2);
-    }
-  }
-
-  int fd_;
-  std::vector<char> buffer_;
-  std::size_t begin_ = 0;
-  std::size_t scan_ = 0;
-  std::size_t end_ = 0;
-};
 
 boost::json::value parse_json(std::string_view line) {
   boost::json::error_code ec;
@@ -289,96 +177,6 @@ int run_child(const Options& options) {
   return 0;
 }
 
-// A copy of this program running with --child, its stdin and stdout piped.
-class ChildProcess {
- public:
-  explicit ChildProcess(const std::vector<std::string>& args) {
-    int to_child[2];
-    int from_child[2];
-    if (::pipe2(to_child, O_CLOEXEC) < 0) {
-      throw_errno("pipe2");
-    }
-    UniqueFd child_stdin(to_child[0]);
-    stdin_.reset(to_child[1]);
-    if (::pipe2(from_child, O_CLOEXEC) < 0) {
-      throw_errno("pipe2");
-    }
-    UniqueFd child_stdout(from_child[1]);
-    stdout_.reset(from_child[0]);
-
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (const std::string& arg : args) {
-      argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    argv.push_back(nullptr);
-
-    pid_ = ::fork();
-    if (pid_ < 0) {
-      throw_errno("fork");
-    }
-    if (pid_ == 0) {
-      if (::dup2(child_stdin.get(), STDIN_FILENO) < 0 ||
-          ::dup2(child_stdout.get(), STDOUT_FILENO) < 0) {
-        _exit(127);
-      }
-      ::execv(kSelfExe, argv.data());
-      static constexpr char kMessage[] = "pipe_floor: execv /proc/self/exe failed\n";
-      [[maybe_unused]] const ssize_t ignored =
-          ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-      _exit(127);
-    }
-  }
-
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-
-  ~ChildProcess() { reap(); }
-
-  int stdin_fd() const { return stdin_.get(); }
-  int stdout_fd() const { return stdout_.get(); }
-
-  void close_stdin() { stdin_.reset(); }
-
-  // Closes both pipes and reaps the child; throws unless it exited with 0.
-  void finish() {
-    const std::string failure = reap();
-    if (!failure.empty()) {
-      throw std::runtime_error(failure);
-    }
-  }
-
-  // Closes both pipes and reaps the child; returns a description of how it
-  // failed, or an empty string if it exited with 0.
-  std::string reap() {
-    stdin_.reset();
-    stdout_.reset();
-    if (pid_ <= 0) {
-      return {};
-    }
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0) {
-      if (errno != EINTR) {
-        pid_ = -1;
-        return std::string("waitpid: ") + std::strerror(errno);
-      }
-    }
-    pid_ = -1;
-    if (WIFSIGNALED(status)) {
-      return "child killed by signal " + std::to_string(WTERMSIG(status));
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      return "child exited with status " + std::to_string(WEXITSTATUS(status));
-    }
-    return {};
-  }
-
- private:
-  UniqueFd stdin_;
-  UniqueFd stdout_;
-  pid_t pid_ = -1;
-};
-
 std::vector<std::string> child_args(const Options& options) {
   std::vector<std::string> args{"pipe_floor", "--child"};
   if (options.json) {
@@ -393,12 +191,6 @@ std::vector<std::string> child_args(const Options& options) {
 
 const char* mode_name(const Options& options) {
   return options.json ? "json" : "raw";
-}
-
-double percentile(const std::vector<double>& sorted, double fraction) {
-  const auto rank =
-      static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
 void run_ping_pong(const Options& options, const std::string& payload, ChildProcess& child) {
