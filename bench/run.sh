@@ -12,7 +12,7 @@
 #                 pinning), table.md (the table printed), and the other sections' files
 #
 # Needs bash, awk, coreutils, taskset (util-linux): all on a fresh Debian 12. valgrind for the
-# instruction counts, node for the peers, both optional.
+# instruction counts (optional); node and the peers are installed by bench/peers/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -183,10 +183,15 @@ table | tee "$out/table.md"
 
 # ---- peers: the same measures of other stacks (MCP SDK ...), added by bench/peers/run.sh ----
 # It prints JSON lines like {"bench":"peer","peer":"mcp-sdk","measure":"call","p50_us":..}.
-# Run only where it exists and node is there; its table belongs here, beside the one above.
-if [[ -f bench/peers/run.sh ]] && command -v node >/dev/null; then
-  echo "== peers (bench/peers/run.sh)"
-  bash bench/peers/run.sh | tee "$out/peers.jsonl"
+# Its lines go beside the table above (docs/PERFORMANCE.md puts them in one).
+if [[ -f bench/peers/run.sh ]]; then  # it installs node and the peers (npm ci) when missing
+  echo "== peers (bench/peers/run.sh), pinned then unpinned"
+  : >"$out/peers.jsonl"
+  for pin in pinned unpinned; do
+    flag=()
+    [[ $pin == pinned ]] && flag=(--pinned)
+    bash bench/peers/run.sh "${flag[@]}" | sed "s/^{/{\"pin\":\"$pin\",/" | tee -a "$out/peers.jsonl"
+  done
 fi
 # ---- end of peers ----
 
