@@ -124,21 +124,23 @@ struct Rig {
     while (!out)
       io.run_one();
     if (!*out) throw std::runtime_error(out->error().message);
-    return **out;
+    return std::move(**out);
   }
 };
 
 void bench_call(int iterations) {
   Rig rig;
   auto id = rig.add("dev.bench.call");
-  const json::value p = payload();
+  // Each call's answer is the next call's params, as the floor re-sends what it parsed: what
+  // is timed is the host's work, not copies of the payload made by the benchmark.
+  json::value p = payload();
   for (int i = 0; i < 1000; ++i)
-    rig.call(id, "test/echo", p);
+    p = rig.call(id, "test/echo", std::move(p));
   std::vector<double> us;
   const auto t0 = Clock::now();
   for (int i = 0; i < iterations; ++i) {
     const auto a = Clock::now();
-    rig.call(id, "test/echo", p);
+    p = rig.call(id, "test/echo", std::move(p));
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
   }
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
