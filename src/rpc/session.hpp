@@ -127,8 +127,8 @@ class Session {
     return boost::asio::async_initiate<Token, void(CallOutcome)>(
         [this, m = std::string(method), p = std::move(params), timeout](auto handler) mutable {
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          call(m, std::move(p), timeout,
-               [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
+          this->call(m, std::move(p), timeout,
+                     [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
         },
         token);
   }
