@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct ProcEntry {
 // A snapshot of every process of the system (threads are not processes here). Processes that
 // end while it is read are left out.
 std::vector<ProcEntry> read_process_table();
+
+// This process's children (of every thread), with their state, read without a scan of the
+// whole table: Linux's /proc/self/task/*/children. nullopt where the system does not say
+// (macOS, a kernel without CONFIG_PROC_CHILDREN): read_process_table then.
+std::optional<std::vector<ProcEntry>> own_children();
 
 // The resident memory of one process, in bytes; 0 when it is gone or a zombie.
 std::uint64_t resident_bytes(int pid);

@@ -95,6 +95,57 @@ std::vector<ProcEntry> read_process_table() {
   return table;
 }
 
+std::optional<std::vector<ProcEntry>> own_children() {
+  char probe[64];
+  std::snprintf(probe, sizeof probe, "/proc/self/task/%d/children", static_cast<int>(::getpid()));
+  if (::access(probe, R_OK) != 0) return std::nullopt;  // the kernel does not list them
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return std::nullopt;
+  const int tasks_fd = ::dirfd(tasks);
+  std::vector<int> pids;
+  bool listed = false;
+  while (const dirent* d = ::readdir(tasks)) {
+    int tid = 0;
+    if (!parse_int(d->d_name, tid)) continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "%d/children", tid);
+    std::string text(4096, '\0');
+    ssize_t n = 0;
+    for (;;) {  // "pid pid ... " of this thread's children; grown until it fits
+      n = read_small(tasks_fd, path, text.data(), text.size());
+      if (n < 0 || static_cast<std::size_t>(n) < text.size()) break;
+      text.resize(text.size() * 2);
+    }
+    if (n < 0) continue;  // a thread that ended meanwhile
+    listed = true;
+    std::string_view rest(text.data(), static_cast<std::size_t>(n));
+    while (!rest.empty()) {
+      const std::size_t space = rest.find(' ');
+      int pid = 0;
+      if (parse_int(rest.substr(0, space), pid)) pids.push_back(pid);
+      if (space == std::string_view::npos) break;
+      rest.remove_prefix(space + 1);
+    }
+  }
+  ::closedir(tasks);
+  if (!listed) return std::nullopt;
+  std::vector<ProcEntry> children;
+  const int self = ::getpid();
+  for (int pid : pids) {
+    ProcEntry e;
+    e.pid = pid;
+    char path[64];
+    char line[1024];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    const ssize_t n = read_small(AT_FDCWD, path, line, sizeof line);
+    if (n <= 0 || !parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e)) continue;
+    if (e.ppid != self) continue;  // reaped, and its pid taken by another, meanwhile
+    e.uid = ::getuid();
+    children.push_back(e);
+  }
+  return children;
+}
+
 std::uint64_t resident_bytes(int pid) {
   char path[64];
   char text[256];

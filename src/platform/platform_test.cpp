@@ -14,6 +14,7 @@
 #include <map>
 
 #include "platform/exec_path.hpp"
+#include "platform/os_process.hpp"
 #include "platform/process.hpp"
 #include "support/process_test_support.hpp"
 
@@ -142,6 +143,27 @@ TEST_F(Spawn, ReportsAnExitCode) {
   EXPECT_EQ(status->signal, std::nullopt);
   EXPECT_EQ(status->describe(), "exit code 3");
   EXPECT_EQ(wait_exit(child), std::nullopt) << "reaped once only";
+}
+
+TEST_F(Spawn, OwnChildrenAreTheTablesChildrenOfThisProcess) {
+  Spawned running = start_fixture({"sleep"});
+  Spawned ended = start_fixture({"exit", "0"});
+  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(ended.pid); }));
+  const auto own = own_children();
+  ASSERT_TRUE(own) << "this kernel lists a task's children (CONFIG_PROC_CHILDREN)";
+  std::map<int, bool> listed;  // pid -> zombie
+  for (const ProcEntry& e : *own)
+    listed[e.pid] = e.zombie;
+  std::map<int, bool> scanned;
+  for (const ProcEntry& e : read_process_table())
+    if (e.ppid == ::getpid()) scanned[e.pid] = e.zombie;
+  EXPECT_EQ(listed, scanned);
+  EXPECT_EQ(listed.count(running.pid), 1u);
+  EXPECT_FALSE(listed[running.pid]);
+  EXPECT_TRUE(listed[ended.pid]) << "an ended child not reaped yet is listed, as a zombie";
+  ASSERT_TRUE(wait_exit(ended));
+  ::kill(running.pid, SIGKILL);
+  ASSERT_TRUE(wait_exit(running));
 }
 
 TEST_F(Spawn, TryWaitReturnsNothingWhileTheChildRuns) {
