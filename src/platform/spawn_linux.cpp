@@ -57,7 +57,7 @@ struct ChildPlan {
   ::_exit(127);
 }
 
-// Runs in the child, between fork and exec: async-signal-safe calls only.
+// Runs in the child, between clone and exec: async-signal-safe calls only.
 [[noreturn]] void run_child(const ChildPlan& plan) noexcept {
   // Every signal at its default. The parent blocked them all around clone, so none of its
   // handlers can run here; the mask is cleared just before exec.
