@@ -49,7 +49,9 @@ namespace json = boost::json;
 using bench::ChildProcess;
 using bench::LineBuffer;
 using bench::LineReader;
+using bench::parse_count;
 using bench::throw_errno;
+using bench::UsageError;
 using bench::write_all;
 using Clock = std::chrono::steady_clock;
 
@@ -67,11 +69,6 @@ constexpr std::uint64_t kPipelinedWarmup = 5000;
 constexpr std::uint64_t kInFlight = 256;
 constexpr std::uint64_t kStarts = 50;
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct Options {
   std::string mode;
   std::vector<std::uint64_t> children;  // fanout
@@ -84,17 +81,6 @@ struct Options {
   std::uint64_t starts = kStarts;
   bool raw = false;
 };
-
-std::uint64_t parse_count(std::string_view what, std::string_view text) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) {
-    throw UsageError(std::string(what) + ": expected a non-negative integer, got '" +
-                     std::string(text) + "'");
-  }
-  return value;
-}
 
 std::uint64_t parse_positive(std::string_view what, std::string_view text) {
   const std::uint64_t value = parse_count(what, text);

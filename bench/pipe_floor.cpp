@@ -25,7 +25,9 @@ namespace {
 
 using bench::ChildProcess;
 using bench::LineReader;
+using bench::parse_count;
 using bench::percentile;
+using bench::UsageError;
 using bench::write_all;
 
 constexpr std::size_t kStreamWriteBytes = 64 * 1024;
@@ -48,22 +50,6 @@ struct Options {
   bool child = false;
   bool help = false;
 };
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-std::uint64_t parse_count(std::string_view flag, std::string_view text) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) {
-    throw UsageError(std::string(flag) + ": expected a non-negative integer, got '" +
-                     std::string(text) + "'");
-  }
-  return value;
-}
 
 Options parse_options(int argc, char** argv) {
   Options options;

@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -21,6 +23,24 @@
 #include <vector>
 
 namespace bench {
+
+// A command line the benchmark cannot use: main prints it with the usage and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// `text` as a count, or a UsageError naming `what`.
+inline std::uint64_t parse_count(std::string_view what, std::string_view text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    throw UsageError(std::string(what) + ": expected a non-negative integer, got '" +
+                     std::string(text) + "'");
+  }
+  return value;
+}
 
 inline constexpr std::size_t kReadBufferBytes = 64 * 1024;
 inline constexpr const char* kSelfExe = "/proc/self/exe";
