@@ -25,6 +25,25 @@
 #include "platform/posix_util.hpp"
 #include "platform/process.hpp"
 
+// Under AddressSanitizer the child's frames would poison the shadow of its stack, a mapping of
+// the host's memory that the child leaves by exec, not by returning: that shadow would stay, and
+// a later mapping at the same address would look like a stack redzone. The child's own code is
+// not instrumented, and the parent clears the shadow before it unmaps the stack.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ESCOUADE_SPAWN_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ESCOUADE_SPAWN_ASAN 1
+#endif
+#if defined(ESCOUADE_SPAWN_ASAN)
+#include <sanitizer/asan_interface.h>
+#define ESCOUADE_CHILD_CODE __attribute__((no_sanitize_address))
+#else
+#define ESCOUADE_CHILD_CODE
+#endif
+
 namespace escouade::platform {
 namespace {
 
@@ -50,7 +69,7 @@ struct ChildPlan {
   int max_fd = 0;
 };
 
-[[noreturn]] void report_and_exit(int fd, int stage, int error) noexcept {
+[[noreturn]] ESCOUADE_CHILD_CODE void report_and_exit(int fd, int stage, int error) noexcept {
   const ChildFailure failure{stage, error};
   while (::write(fd, &failure, sizeof failure) < 0 && errno == EINTR) {
   }
@@ -58,7 +77,7 @@ struct ChildPlan {
 }
 
 // Runs in the child, between clone and exec: async-signal-safe calls only.
-[[noreturn]] void run_child(const ChildPlan& plan) noexcept {
+[[noreturn]] ESCOUADE_CHILD_CODE void run_child(const ChildPlan& plan) noexcept {
   // Every signal at its default. The parent blocked them all around clone, so none of its
   // handlers can run here; the mask is cleared just before exec.
   struct sigaction dfl {};
@@ -113,7 +132,7 @@ struct ChildPlan {
 // The child's stack until exec: run_child's frames and execve's arguments on the way in.
 constexpr std::size_t kChildStackBytes = 256 * 1024;
 
-int child_entry(void* plan) {
+ESCOUADE_CHILD_CODE int child_entry(void* plan) {
   run_child(*static_cast<const ChildPlan*>(plan));
 }
 
@@ -212,6 +231,9 @@ Result<Spawned> spawn(const SpawnRequest& request) {
                             CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+#if defined(ESCOUADE_SPAWN_ASAN)
+  ASAN_UNPOISON_MEMORY_REGION(stack, kChildStackBytes);
+#endif
   ::munmap(stack, kChildStackBytes);  // the child has exec'd or ended: no longer its
   if (pid < 0) return cannot_start(program, os_message(fork_error), fork_error);
 
