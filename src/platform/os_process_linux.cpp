@@ -72,6 +72,16 @@ bool parse_stat(std::string_view line, ProcEntry& e) {
   return true;
 }
 
+// Fills `e` (whose pid is set) from /proc/<pid>/stat, read relative to `proc_fd` (/proc).
+// False when the process is gone or its line does not parse.
+bool read_entry(int proc_fd, ProcEntry& e) {
+  char path[64];
+  char line[1024];
+  std::snprintf(path, sizeof path, "%d/stat", e.pid);
+  const ssize_t n = read_small(proc_fd, path, line, sizeof line);
+  return n > 0 && parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e);
+}
+
 }  // namespace
 
 std::vector<ProcEntry> read_process_table() {
@@ -81,12 +91,7 @@ std::vector<ProcEntry> read_process_table() {
   const int proc_fd = ::dirfd(proc);
   while (const dirent* d = ::readdir(proc)) {
     ProcEntry e;
-    if (!parse_int(d->d_name, e.pid) || e.pid <= 0) continue;
-    char path[64];
-    char line[1024];
-    std::snprintf(path, sizeof path, "%d/stat", e.pid);
-    const ssize_t n = read_small(proc_fd, path, line, sizeof line);
-    if (n <= 0 || !parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e)) continue;
+    if (!parse_int(d->d_name, e.pid) || e.pid <= 0 || !read_entry(proc_fd, e)) continue;
     struct stat st {};
     if (::fstatat(proc_fd, d->d_name, &st, 0) == 0) e.uid = st.st_uid;
     table.push_back(e);
@@ -130,16 +135,14 @@ std::optional<std::vector<ProcEntry>> own_children() {
   ::closedir(tasks);
   if (!listed) return std::nullopt;
   std::vector<ProcEntry> children;
+  UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!proc) return std::nullopt;
   const int self = ::getpid();
   for (int pid : pids) {
     ProcEntry e;
     e.pid = pid;
-    char path[64];
-    char line[1024];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    const ssize_t n = read_small(AT_FDCWD, path, line, sizeof line);
-    if (n <= 0 || !parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e)) continue;
-    if (e.ppid != self) continue;  // reaped, and its pid taken by another, meanwhile
+    if (!read_entry(proc.get(), e)) continue;  // reaped meanwhile
+    if (e.ppid != self) continue;              // and its pid taken by another
     e.uid = ::getuid();
     children.push_back(e);
   }
