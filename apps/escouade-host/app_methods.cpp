@@ -91,9 +91,9 @@ void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply reply) {
   answer_with(reply, hp::Published{*delivered});
 }
 
-void call(host::Host& host, const hp::CallParams& p, rpc::Reply reply) {
+void call(host::Host& host, hp::CallParams& p, rpc::Reply reply) {
   std::optional<json::value> params;
-  if (p.params && !p.params->is_null()) params = *p.params;
+  if (p.params && !p.params->is_null()) params = std::move(p.params);
   std::optional<std::chrono::milliseconds> timeout;
   if (p.timeout_ms) {
     if (*p.timeout_ms <= 0) {
@@ -167,7 +167,8 @@ void journal(host::Host& host, const hp::JournalParams& p, rpc::Reply reply) {
 void AppServer::bind(host::Host& h) {
   host_ = &h;
   const auto on = [&h](auto f) {
-    return [&h, f](const auto& params, rpc::Reply reply) { f(h, params, std::move(reply)); };
+    // The params are the handler's to take (host/call moves its payload on, never copies it).
+    return [&h, f](auto& params, rpc::Reply reply) { f(h, params, std::move(reply)); };
   };
   session_.serve<method::HostLoad>(on(load));
   session_.serve<method::HostEnable>(on(enable));

@@ -4,6 +4,8 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -138,10 +140,10 @@ Entry classify(json::value&& v) {
       return invalid("\"params\" must be an object or an array", id);
     }
     msg.kind = id ? MessageKind::request : MessageKind::notification;
-    if (id) msg.id = std::move(*id);
+    if (id) adopt(msg.id, std::move(*id));
     msg.method.assign(method->get_string().data(), method->get_string().size());
     // "params": null is taken as no params: the protocol's schema gives shutdown null params.
-    if (params && !params->is_null()) msg.params = std::move(*params);
+    if (params && !params->is_null()) adopt(msg.params, std::move(*params));
     return msg;
   }
   if (!result && !error) {
@@ -151,10 +153,10 @@ Entry classify(json::value&& v) {
   if (result && error)
     return invalid("an answer carries \"result\" or \"error\", not both", id, false);
   if (!id) return invalid("an answer must carry the \"id\" of its request", nullptr, false);
-  msg.id = std::move(*id);
+  adopt(msg.id, std::move(*id));
   if (result) {
     msg.kind = MessageKind::response;
-    msg.result = std::move(*result);
+    adopt(msg.result, std::move(*result));
     return msg;
   }
   json::object* e = error->if_object();
@@ -171,7 +173,7 @@ Entry classify(json::value&& v) {
   msg.kind = MessageKind::error_response;
   msg.error.code = static_cast<int>(code->get_int64());
   msg.error.message.assign(message->get_string().data(), message->get_string().size());
-  if (json::value* data = e->if_contains("data")) msg.error.data = std::move(*data);
+  if (json::value* data = e->if_contains("data")) adopt(msg.error.data, std::move(*data));
   return msg;
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "protocol/message.hpp"
+
 namespace escouade::proto {
 
 namespace json = boost::json;
@@ -119,7 +121,9 @@ bool read_value(const json::value& v, std::nullptr_t& out, ReadContext& ctx) {
 }
 
 bool read_value(const json::value& v, json::value& out, ReadContext&) {
-  out = v;
+  // Copied into the memory `v` lives in (a decoded line's arena: no allocation of the heap per
+  // key and string, none to free), then taken over by `out` as it is.
+  adopt(out, json::value(v, v.storage()));
   return true;
 }
 

@@ -10,7 +10,7 @@ Message Message::request(boost::json::value id, std::string method,
                          std::optional<boost::json::value> params) {
   Message m;
   m.kind = MessageKind::request;
-  m.id = std::move(id);
+  adopt(m.id, std::move(id));
   m.method = std::move(method);
   m.params = std::move(params);
   return m;
@@ -27,8 +27,8 @@ Message Message::notification(std::string method, std::optional<boost::json::val
 Message Message::response(boost::json::value id, boost::json::value result) {
   Message m;
   m.kind = MessageKind::response;
-  m.id = std::move(id);
-  m.result = std::move(result);
+  adopt(m.id, std::move(id));
+  adopt(m.result, std::move(result));
   return m;
 }
 
@@ -36,7 +36,7 @@ Message Message::error_response(boost::json::value id, int code, std::string mes
                                 std::optional<boost::json::value> data) {
   Message m;
   m.kind = MessageKind::error_response;
-  m.id = std::move(id);
+  adopt(m.id, std::move(id));
   m.error = ErrorObject{code, std::move(message), std::move(data)};
   return m;
 }

@@ -418,7 +418,7 @@ void Session::answer_arrived(Message&& m) {
   outcome.elapsed = clock_.now() - p->start;
   if (m.kind == MessageKind::response) {
     outcome.kind = CallOutcome::Kind::result;
-    outcome.result = std::move(m.result);
+    proto::adopt(outcome.result, std::move(m.result));
   } else {
     outcome.kind = CallOutcome::Kind::error;
     outcome.error = std::move(m.error);
