@@ -33,8 +33,8 @@
 
 #include "host/host.hpp"
 #include "platform/process.hpp"
-#include "protocol/message.hpp"
 #include "platform/reaper.hpp"
+#include "protocol/message.hpp"
 #include "runtime/process_program.hpp"
 
 namespace host_bench {

@@ -69,6 +69,21 @@ std::size_t append_escaped_for_journal(std::string& out, std::string_view s, std
   std::size_t taken = 0;
   char buf[6];
   for (std::size_t chars = 0; taken < s.size() && chars < max_chars; ++chars) {
+    // A run of printable ASCII (and tabs) is kept as it is, one byte a character: appended at
+    // once (callgrind: a journal line's escape cost 25 instructions a byte, one at a time).
+    std::size_t run = 0;
+    const std::size_t room = std::min(max_chars - chars, max_bytes - (out.size() - start));
+    while (run < room && taken + run < s.size()) {
+      const auto c = static_cast<unsigned char>(s[taken + run]);
+      if ((c < 0x20 && c != '\t') || c >= 0x7F) break;
+      ++run;
+    }
+    if (run > 0) {
+      out.append(s.data() + taken, run);
+      taken += run;
+      chars += run - 1;  // the loop counts the last one
+      continue;
+    }
     Piece piece = escape_first_char(s.substr(taken), buf);
     if (out.size() - start + piece.text.size() > max_bytes) break;
     out += piece.text;

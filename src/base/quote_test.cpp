@@ -98,5 +98,23 @@ TEST(EscapeForJournal, StopsBeforeAnEscapeOrACharacterPassesTheBudget) {
   EXPECT_EQ(out, "a");  // `\xFF` takes four bytes
 }
 
+TEST(EscapeForJournal, ARunOfPlainTextKeepsBothBudgets) {
+  // Plain ASCII is appended a run at a time: the run stops at the budget of characters, at the
+  // budget of bytes, and at the first character to escape, which is then escaped.
+  const std::string text = std::string(40, 'a') + "\tb\nc" + std::string(10, 'd');
+  std::string out;
+  EXPECT_EQ(append_escaped_for_journal(out, text, 25, kNoLimit), 25u);
+  EXPECT_EQ(out, std::string(25, 'a'));
+  out = "x";
+  EXPECT_EQ(append_escaped_for_journal(out, text, kNoLimit, 30), 30u);
+  EXPECT_EQ(out, "x" + std::string(30, 'a'));
+  out.clear();
+  EXPECT_EQ(append_escaped_for_journal(out, text, kNoLimit, kNoLimit), text.size());
+  EXPECT_EQ(out, std::string(40, 'a') + "\tb\\nc" + std::string(10, 'd'));
+  out.clear();
+  EXPECT_EQ(append_escaped_for_journal(out, text, 42, kNoLimit), 42u);  // a, tab, b
+  EXPECT_EQ(out, std::string(40, 'a') + "\tb");
+}
+
 }  // namespace
 }  // namespace escouade

@@ -43,6 +43,24 @@ TEST(Decode, Request) {
   EXPECT_EQ(*m.params, json::parse(R"({"a":1})"));
 }
 
+TEST(Decode, AMessageKeepsItsLineMemoryInsteadOfCopyingIt) {
+  // The values of a message stay in the arena of their line (adopt); a copy goes where it is
+  // told to (json::value's copy constructor would keep the arena too).
+  Decoder d;
+  Parsed p = d.decode(R"({"jsonrpc":"2.0","id":1,"result":{"a":[1,"two",{"b":null}]}})");
+  auto* m = std::get_if<Message>(&p.entries.at(0));
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->result.storage() == json::storage_ptr());
+  EXPECT_EQ(m->result, json::parse(R"({"a":[1,"two",{"b":null}]})"));
+  json::value kept(m->result, json::storage_ptr());  // a copy in the default memory
+  EXPECT_TRUE(kept.storage() == json::storage_ptr());
+  json::value taken;
+  adopt(taken, std::move(m->result));
+  EXPECT_FALSE(taken.storage() == json::storage_ptr());
+  p = Parsed{};  // the decoder's own reference and the message are gone: the arena lives on
+  EXPECT_EQ(taken, kept);
+}
+
 TEST(Decode, IdKeepsItsType) {
   EXPECT_TRUE(only_message(decode(R"({"jsonrpc":"2.0","id":"7","method":"m"})")).id.is_string());
   EXPECT_TRUE(only_message(decode(R"({"jsonrpc":"2.0","id":7,"method":"m"})")).id.is_int64());

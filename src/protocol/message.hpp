@@ -74,7 +74,10 @@ struct Parsed {
 // Moves `from` into `to` keeping `from`'s memory resource. A decoded message's values live in
 // the arena of their line; json::value's move assignment would copy them into `to`'s resource
 // (the heap), one allocation per key and string, where they can as well stay in the arena,
-// which they then keep alive. Callgrind, a call's 400-byte answer: 4.4k instructions, and as
+// which they then keep alive (as does a copy made by json::value's copy constructor, which
+// keeps its source's resource; assigning to such a value allocates in the arena, which frees
+// nothing until it goes: a value to keep and change for long is to be copied out first, into
+// the default resource). Callgrind, a call's 400-byte answer: 4.4k instructions, and as
 // many frees later, each time a message's value is handed on (docs/PERFORMANCE.md).
 inline void adopt(boost::json::value& to, boost::json::value&& from) noexcept {
   std::destroy_at(&to);
