@@ -3,8 +3,6 @@
 #include <boost/asio/write.hpp>
 #include <iostream>
 
-#include "base/write_now.hpp"
-
 namespace escouade::app {
 
 namespace asio = boost::asio;
@@ -19,10 +17,6 @@ AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<
             std::cerr << "escouade-host: the app " << sentence << "\n";
           }) {
   session_.set_notification_sink([this](std::string line) { write(std::move(line), true); });
-  // As asio would on its first write; done now so that write() may write an answer itself.
-  boost::system::error_code nb;
-  out_.non_blocking(true, nb);
-  write_direct_ = !nb;
 }
 
 void AppServer::start() {
@@ -72,13 +66,6 @@ void AppServer::close_host() {
 }
 
 void AppServer::write(std::string line, bool droppable) {
-  if (!droppable && write_direct_ && !writing_ && pending_.empty()) {
-    // An answer with nothing ahead of it: written now, with no completion to run after it
-    // (notifications keep gathering into one write, below).
-    const std::size_t n = write_now(out_.native_handle(), line);
-    if (n == line.size()) return;
-    line.erase(0, n);
-  }
   pending_bytes_ += line.size();
   pending_.push_back(Line{std::move(line), droppable});
   if (pending_bytes_ > kMaxBacklog) {

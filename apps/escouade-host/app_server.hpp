@@ -68,9 +68,8 @@ class AppServer {
   std::size_t pending_bytes_ = 0;
   std::string in_flight_;
   bool writing_ = false;
-  bool write_direct_ = false;  // out_ is non-blocking: an answer may be written at once
-  bool paused_ = false;        // not reading the app: its input waits for the backlog to go
-  std::size_t dropped_ = 0;    // notifications dropped since the backlog filled
+  bool paused_ = false;      // not reading the app: its input waits for the backlog to go
+  std::size_t dropped_ = 0;  // notifications dropped since the backlog filled
   bool closing_ = false;
   std::function<void()> drained_;
 };
