@@ -26,12 +26,30 @@ Channel::Channel(boost::asio::any_io_executor executor, runtime::ProgramEvents e
       watchdog_(std::move(watchdog)) {}
 
 template <class F>
-void Channel::post(F f) {
+void Channel::post(F f, std::size_t bytes) {
+  if (bytes) {
+    std::lock_guard lock(mutex_);
+    posted_bytes_ += bytes;
+  }
   // Each event holds the channel: the program may be gone, the channel is not, and the owner's
   // token is checked on the host's thread, where the owner is destroyed.
-  boost::asio::post(executor_, [self = shared_from_this(), f = std::move(f)]() mutable {
+  boost::asio::post(executor_, [self = shared_from_this(), f = std::move(f), bytes]() mutable {
     if (self->owner_) f(self->events_);
+    if (!bytes) return;
+    {
+      std::lock_guard lock(self->mutex_);
+      self->posted_bytes_ -= bytes;
+    }
+    self->output_room_.notify_all();
   });
+}
+
+void Channel::wait_for_room() {
+  // The host holds a bounded amount of what one instance wrote (as a pipe does for a process):
+  // past it, the instance waits, which costs its turn no CPU time; a stop ends the wait.
+  std::unique_lock lock(mutex_);
+  output_room_.wait(
+      lock, [&] { return posted_bytes_ <= kOutputBacklog || cause_.load() != StopCause::none; });
 }
 
 void Channel::push(std::string line, bool droppable) {
@@ -88,6 +106,7 @@ void Channel::stop(StopCause cause) {
     interrupt_locked();
   }
   input_ready_.notify_one();
+  output_room_.notify_all();
 }
 
 void Channel::interrupt_locked() {
@@ -133,10 +152,15 @@ void Channel::write_out(std::string_view bytes) {
       }
     }
     if (nl == std::string_view::npos) return;
-    if (!out_dropping_)
-      post([line = std::exchange(out_partial_, {})](runtime::ProgramEvents& e) {
-        if (e.output_line) e.output_line(line);
-      });
+    if (!out_dropping_) {
+      const std::size_t size = out_partial_.size() + 1;
+      post(
+          [line = std::exchange(out_partial_, {})](runtime::ProgramEvents& e) {
+            if (e.output_line) e.output_line(line);
+          },
+          size);
+      wait_for_room();
+    }
     out_dropping_ = false;
     bytes.remove_prefix(nl + 1);
   }
@@ -147,18 +171,25 @@ void Channel::write_err(std::string_view bytes) {
     const auto nl = bytes.find('\n');
     err_partial_.append(bytes.substr(0, nl));
     while (err_partial_.size() > kErrorPieceBytes) {
-      post([piece = err_partial_.substr(0, kErrorPieceBytes)](runtime::ProgramEvents& e) {
-        if (e.error_piece)
-          e.error_piece(piece);
-        else if (e.error_line)
-          e.error_line(piece);
-      });
+      post(
+          [piece = err_partial_.substr(0, kErrorPieceBytes)](runtime::ProgramEvents& e) {
+            if (e.error_piece)
+              e.error_piece(piece);
+            else if (e.error_line)
+              e.error_line(piece);
+          },
+          kErrorPieceBytes);
       err_partial_.erase(0, kErrorPieceBytes);
+      wait_for_room();
     }
     if (nl == std::string_view::npos) return;
-    post([line = std::exchange(err_partial_, {})](runtime::ProgramEvents& e) {
-      if (e.error_line) e.error_line(line);
-    });
+    const std::size_t size = err_partial_.size() + 1;
+    post(
+        [line = std::exchange(err_partial_, {})](runtime::ProgramEvents& e) {
+          if (e.error_line) e.error_line(line);
+        },
+        size);
+    wait_for_room();
     bytes.remove_prefix(nl + 1);
   }
 }

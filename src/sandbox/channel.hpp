@@ -83,12 +83,17 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // A line of its output longer than this is dropped (the same as a process's,
   // runtime::ProcessContext::kMaxPluginLineBytes).
   static constexpr std::size_t kMaxLineBytes = runtime::ProcessContext::kMaxPluginLineBytes;
+  // Past this many bytes of its output posted to the host and not yet delivered, the instance
+  // waits for the host to take them.
+  static constexpr std::size_t kOutputBacklog = 8u * 1024u * 1024u;
   // A line of its error stream is cut in pieces of this size.
   static constexpr std::size_t kErrorPieceBytes = 16u * 1024u;
 
  private:
+  // Posts an event; `bytes` of output it carries count against kOutputBacklog until it ran.
   template <class F>
-  void post(F f);
+  void post(F f, std::size_t bytes = 0);
+  void wait_for_room();
   void interrupt_locked();
 
   boost::asio::any_io_executor executor_;
@@ -99,6 +104,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
   std::mutex mutex_;
   std::condition_variable input_ready_;
+  std::condition_variable output_room_;
+  std::size_t posted_bytes_ = 0;
   struct Queued {
     std::string line;
     bool droppable;

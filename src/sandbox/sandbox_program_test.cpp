@@ -308,6 +308,17 @@ TEST_F(Sandbox, DeepRecursionIsACatchableError) {
   EXPECT_EQ(out_, std::vector<std::string>{R"({"survived":true})"});
 }
 
+TEST_F(Sandbox, AFloodOfOutputArrivesWholeAndInOrder) {
+  // 64 MiB in one turn, more than the host holds for an instance (8 MiB): the instance waits
+  // for the host to take its lines, and nothing is lost.
+  start("hostile", "flood.mjs");
+  ended();
+  ASSERT_EQ(out_.size(), 1024u);
+  for (std::size_t i = 0; i < out_.size(); ++i)
+    ASSERT_EQ(out_[i].substr(0, out_[i].find(' ')), std::to_string(i));
+  EXPECT_TRUE(err_has("flood: done"));
+}
+
 TEST_F(Sandbox, StopEndsABusyInstanceWithoutWaitingForIt) {
   start("echo", "plugin.mjs");
   call(1, "initialize");
