@@ -194,5 +194,23 @@ TEST_F(SandboxHost, AnSdk02BundleStopsWithTheAdviceToRebuild) {
   EXPECT_EQ(status(id).crashes, 0);
 }
 
+// The same through escouade-host, as the app drives it: the host's own router sends run.js to
+// the sandbox.
+TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
+  HostClient host;
+  const fs::path folder = host.plugins_dir() / "echo";
+  fs::copy(kFixtures / "echo", folder, fs::copy_options::recursive);
+  auto id = host.load_and_enable(folder);
+  auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
+  EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
+  host.wait_journal(id, "started: plugin.mjs in the sandbox");
+  host.wait_journal(id, "echo: started");
+  EXPECT_EQ(host.status(id).at("state"), "running");
+  EXPECT_EQ(host.status(id).at("pid"), nullptr);
+  auto shut = host.call("host/shutdown", json::object{});
+  EXPECT_TRUE(shut.ok()) << shut.error_message;
+  EXPECT_EQ(host.wait_exit(), 0);
+}
+
 }  // namespace
 }  // namespace escouade::testing
