@@ -77,7 +77,8 @@ void Channel::push(std::string line, bool droppable) {
       input_bytes_ += line.size();
       input_.push_back({std::move(line), droppable});
     }
-    if (input_bytes_ > kInputBacklog && !input_full_) {
+    // Full once a notification had to go, or once answers alone passed the bound.
+    if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
       input_full_ = true;
       full_at = input_bytes_;
     }

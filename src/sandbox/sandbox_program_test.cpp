@@ -45,6 +45,7 @@ class Sandbox : public ::testing::Test {
     ev.output_line = [this](std::string_view l) { out_.emplace_back(l); };
     ev.error_line = [this](std::string_view l) { err_.emplace_back(l); };
     ev.exited = [this](const ProgramEnd& e) { end_ = e; };
+    ev.input_full = [this](std::size_t backlog) { full_.push_back(backlog); };
     ASSERT_TRUE(program_->start(std::move(ev)));
   }
 
@@ -94,6 +95,7 @@ class Sandbox : public ::testing::Test {
   std::vector<std::string> out_;
   std::vector<std::string> err_;
   std::optional<ProgramEnd> end_;
+  std::vector<std::size_t> full_;
 };
 
 TEST_F(Sandbox, AGoodPluginAnswersItsCallsAndKeepsItsState) {
@@ -317,6 +319,25 @@ TEST_F(Sandbox, AFloodOfOutputArrivesWholeAndInOrder) {
   for (std::size_t i = 0; i < out_.size(); ++i)
     ASSERT_EQ(out_[i].substr(0, out_[i].find(' ')), std::to_string(i));
   EXPECT_TRUE(err_has("flood: done"));
+}
+
+TEST_F(Sandbox, NotificationsPastItsInputBoundAreDroppedAndItIsSaidOnce) {
+  // It never takes a line past its first: the host holds 4 MiB of its input at most, the
+  // notifications past it dropped (an answer or a call never is), and input_full said once.
+  runtime::ProgramLimits limits;
+  limits.turn = std::chrono::minutes(1);  // it must stay stuck, not be stopped, meanwhile
+  start("hostile", "stuck.mjs", limits);
+  program_->write_line("first\n");
+  const std::string notification(64 * 1024, 'n');
+  for (int i = 0; i < 100; ++i)
+    program_->write_droppable(notification + "\n");  // 6.4 MB
+  program_->write_line("an answer\n");
+  ASSERT_TRUE(run_until([&] { return !full_.empty(); }));
+  ASSERT_EQ(full_.size(), 1u);
+  EXPECT_GT(full_[0], 4u * 1024u * 1024u - 2u * (64u * 1024u + 1u));
+  EXPECT_LE(full_[0], 4u * 1024u * 1024u);
+  program_->stop();
+  EXPECT_EQ(ended().reason, "stopped by Escouade");
 }
 
 TEST_F(Sandbox, StopEndsABusyInstanceWithoutWaitingForIt) {
