@@ -36,6 +36,7 @@
 #include "platform/reaper.hpp"
 #include "protocol/message.hpp"
 #include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
 
 namespace host_bench {
 
@@ -94,7 +95,10 @@ struct Rig {
   runtime::ProcessContext context;
   // As escouade-host: trees are killed off the host's thread.
   runtime::TreeEnder ender{io.get_executor()};
-  runtime::ProcessProgramFactory programs{io.get_executor(), context};
+  runtime::ProcessProgramFactory processes{io.get_executor(), context};
+  // As escouade-host: run.js plugins in the sandbox.
+  sandbox::SandboxProgramFactory sandboxed{io.get_executor()};
+  runtime::ProgramRouter programs;
   std::unique_ptr<host::Host> host;
   fs::path data = g_root / "data";
 
@@ -103,6 +107,8 @@ struct Rig {
     c.data_dir = data;
     c.base_env = {"PATH=/usr/bin:/bin"};
     context.ender = &ender;
+    programs.route(runtime::RunKind::command, &processes);
+    programs.route(runtime::RunKind::js, &sandboxed);
     host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
   }
   ~Rig() {

@@ -11,6 +11,8 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev
   libvalijson-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libsecret-1-dev
+  # the engine of the sandbox (run.js, run.wasm): SpiderMonkey ESR 102
+  libmozjs-102-dev
   # the keychain the tests use: a real Secret Service in a private D-Bus session
   dbus-daemon gnome-keyring
   # tests and benchmarks

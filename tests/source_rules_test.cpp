@@ -121,6 +121,32 @@ std::vector<std::string> upward_includes(const fs::path& src) {
   return found;
 }
 
+// "file:line: includes X" for each include of an engine header (jsapi.h, jsfriendapi.h, js/…,
+// mozilla/…) outside src/sandbox/spidermonkey/ (STYLE.md, habit 9: the JS engine lives behind
+// one interface in one folder), anywhere under `top`'s code folders.
+std::vector<std::string> engine_includes(const fs::path& top,
+                                         const std::vector<std::string>& roots) {
+  static const std::regex kEngine(R"(^\s*#\s*include\s+<(jsapi\.h|jsfriendapi\.h|js/|mozilla/))");
+  std::vector<std::string> found;
+  for (const auto& root : roots) {
+    if (!fs::exists(top / root)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(top / root)) {
+      if (!e.is_regular_file() || !is_code(e.path())) continue;
+      const std::string rel = fs::relative(e.path(), top).generic_string();
+      if (rel.rfind("src/sandbox/spidermonkey/", 0) == 0) continue;
+      std::istringstream in(read(e.path()));
+      int n = 0;
+      for (std::string line; std::getline(in, line);) {
+        ++n;
+        std::smatch m;
+        if (std::regex_search(line, m, kEngine))
+          found.push_back(rel + ":" + std::to_string(n) + ": includes " + std::string(m[1]));
+      }
+    }
+  }
+  return found;
+}
+
 std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines)
@@ -161,6 +187,24 @@ TEST(SourceRules, TheLayeringCheckFindsAnIncludeUpwards) {
   const auto found = upward_includes(tree.path());
   ASSERT_EQ(found.size(), 1u) << joined(found);
   EXPECT_NE(found[0].find("includes services/"), std::string::npos);
+}
+
+TEST(SourceRules, OnlyTheSpiderMonkeyFolderIncludesTheEngine) {
+  const auto found = engine_includes(kSource, {"src", "apps", "tests", "bench"});
+  EXPECT_TRUE(found.empty()) << "only src/sandbox/spidermonkey/ includes jsapi.h:\n"
+                             << joined(found);
+}
+
+TEST(SourceRules, TheEngineCheckFindsAnEngineHeaderOutsideItsFolder) {
+  escouade::TempDir tree("escouade-rules");
+  fs::create_directories(tree.path() / "src" / "sandbox" / "spidermonkey");
+  std::ofstream(tree.path() / "src" / "sandbox" / "spidermonkey" / "a.cpp")
+      << "#include <jsapi.h>\n";
+  std::ofstream(tree.path() / "src" / "sandbox" / "b.cpp") << "#include <vector>\n"
+                                                           << "#include <js/Modules.h>\n";
+  const auto found = engine_includes(tree.path(), {"src"});
+  ASSERT_EQ(found.size(), 1u) << joined(found);
+  EXPECT_NE(found[0].find("src/sandbox/b.cpp:2"), std::string::npos);
 }
 
 // The order above is DESIGN.md's; when the shared design is beside the checkout, they agree.

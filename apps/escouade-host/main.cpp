@@ -22,6 +22,7 @@
 #include "platform/process.hpp"
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
 #include "supervisor/handshake.hpp"
 
 extern char** environ;
@@ -101,7 +102,13 @@ int main(int argc, char** argv) {
   // Trees end off the loop's thread; destroyed after the host, it finishes what the host asked.
   runtime::TreeEnder ender(loop.executor());
   context.ender = &ender;
-  runtime::ProcessProgramFactory programs(loop.executor(), context);
+  runtime::ProcessProgramFactory processes(loop.executor(), context);
+  // run.js plugins run in the sandbox; destroyed after the host, it gives the instances still
+  // ending a bounded time to finish.
+  sandbox::SandboxProgramFactory sandboxed(loop.executor());
+  runtime::ProgramRouter programs;
+  programs.route(runtime::RunKind::command, &processes);
+  programs.route(runtime::RunKind::js, &sandboxed);
 
   host::HostConfig config;
   config.data_dir = data_dir;

@@ -12,7 +12,7 @@ add_library(escouade_conformance STATIC
   conformance/check_command.cpp)
 target_include_directories(escouade_conformance PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(escouade_conformance PUBLIC
-  escouade_supervisor escouade_services escouade_runtime escouade_keychain escouade_rpc
+  escouade_supervisor escouade_services escouade_runtime escouade_sandbox escouade_keychain escouade_rpc
   escouade_protocol escouade_manifest escouade_journal escouade_platform escouade_event_loop
   escouade_base
   Boost::json fmt::fmt CLI11::CLI11)
@@ -32,6 +32,7 @@ if(ESCOUADE_BUILD_TESTS)
     LIBS Boost::json escouade_base)
   target_compile_definitions(conformance_bench_test PRIVATE
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
-    ESCOUADE_CONFORMANCE_FIXTURE="$<TARGET_FILE:conformance_fixture>")
+    ESCOUADE_CONFORMANCE_FIXTURE="$<TARGET_FILE:conformance_fixture>"
+    ESCOUADE_SANDBOX_FIXTURES="${PROJECT_SOURCE_DIR}/tests/fixtures/sandbox")
   add_dependencies(conformance_bench_test escouade-plugin conformance_fixture)
 endif()

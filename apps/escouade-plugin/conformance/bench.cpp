@@ -16,6 +16,7 @@
 #include "platform/reaper.hpp"
 #include "protocol/gen/methods.hpp"
 #include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
 #include "services/secrets.hpp"
 #include "services/setting_value.hpp"
 #include "services/settings.hpp"
@@ -199,10 +200,12 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   served->journal = journal;
   served->masker = masker;
 
-  // The host's own routing factory: processes for run.command.
+  // The host's own routing factory: processes for run.command, the sandbox for run.js.
   runtime::ProcessProgramFactory process_programs(loop.executor(), processes);
+  sandbox::SandboxProgramFactory sandbox_programs(loop.executor());
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &process_programs);
+  programs.route(runtime::RunKind::js, &sandbox_programs);
   auto [spec, declares_run] = runtime::program_of(*m);
   spec.env = plugin_env(*m, token);
   const bool runs = declares_run && programs.runs(spec.kind);
@@ -214,9 +217,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     if (m->run.kind == manifest::RunKind::none) {
       run.skip_rest("it is declarative (no run): nothing runs");
     } else if (!runs) {
-      run.skip_rest(
-          "a run.js or run.wasm plugin runs in Escouade's sandbox, which this bench "
-          "does not run yet");
+      run.skip_rest("a run.wasm plugin runs in Escouade's sandbox, which does not run wasm yet");
     } else {
       failure = loop.run(run.run());
     }

@@ -160,7 +160,9 @@ asio::awaitable<bool> BenchRun::handshake() {
     skip_rest("because it did not start");
     co_return false;
   }
-  set("starts", Verdict::pass, "it started (pid " + std::to_string(link_.pid().value_or(-1)) + ")");
+  set("starts", Verdict::pass,
+      link_.pid() ? "it started (pid " + std::to_string(*link_.pid()) + ")"
+                  : "it started (" + link_.describe() + ")");
   // The host's own judgment (supervisor/handshake.hpp); the bench also fails what the host only
   // journals: an answer that breaks the schema.
   const supervisor::HandshakeVerdict verdict =

@@ -150,6 +150,28 @@ TEST(ConformanceBench, AGoodPluginPassesEveryCheck) {
   ASSERT_EQ(v.report.at("calls").as_array().size(), 4u);
 }
 
+// A run.js plugin runs in the sandbox, as in the host: the echo fixture of the sandbox's tests
+// keeps to the protocol.
+TEST(ConformanceBench, ARunJsPluginRunsInTheSandbox) {
+  escouade::TempDir dir("bench-js");
+  fs::copy(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo", dir.path() / "echo",
+           fs::copy_options::recursive);
+  Ran ran = run_cli({"test", (dir.path() / "echo").string(), "--json"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  boost::system::error_code ec;
+  json::value report = json::parse(ran.out, ec);
+  ASSERT_FALSE(ec) << ran.out;
+  EXPECT_EQ(report.at("failed"), 0) << ran.out;
+  for (const auto& c : report.at("checks").as_array()) {
+    if (c.at("name") == "starts") {
+      EXPECT_EQ(c.at("reason"), "it started (plugin.mjs in the sandbox)");
+    }
+    if (c.at("name") == "handshake" || c.at("name") == "shutdown" || c.at("name") == "decide") {
+      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+    }
+  }
+}
+
 TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
   PluginFolder folder("minimal", "{}");
   Verdicts v = bench(folder);

@@ -110,6 +110,9 @@ class PluginLink {
   // Whether the leader process has ended (a zombie counts), even before `exited` is delivered.
   bool leader_ended() const;
   std::optional<int> pid() const { return program_ ? program_->pid() : std::nullopt; }
+  // What the journal's "started:" line says of it: "pid 4120, ./guard", "dist/plugin.mjs in the
+  // sandbox".
+  std::string describe() const { return program_ ? program_->describe() : std::string(); }
   // Its last lines of standard error (at most 5), for a reason.
   std::string last_stderr() const;
 

@@ -1,0 +1,257 @@
+#include "sandbox/channel.hpp"
+
+#include <pthread.h>
+
+#include <boost/asio/post.hpp>
+
+#include "sandbox/watchdog.hpp"
+
+namespace escouade::sandbox {
+
+namespace {
+
+long long elapsed_ms(const timespec& from, const timespec& to) {
+  return (to.tv_sec - from.tv_sec) * 1000LL + (to.tv_nsec - from.tv_nsec) / 1000000LL;
+}
+
+}  // namespace
+
+Channel::Channel(boost::asio::any_io_executor executor, runtime::ProgramEvents events,
+                 Lifeline::Token owner, runtime::ProgramLimits limits,
+                 std::shared_ptr<Watchdog> watchdog)
+    : executor_(std::move(executor)),
+      events_(std::move(events)),
+      owner_(std::move(owner)),
+      limits_(limits),
+      watchdog_(std::move(watchdog)) {}
+
+template <class F>
+void Channel::post(F f, std::size_t bytes) {
+  if (bytes) {
+    std::lock_guard lock(mutex_);
+    posted_bytes_ += bytes;
+  }
+  // Each event holds the channel: the program may be gone, the channel is not, and the owner's
+  // token is checked on the host's thread, where the owner is destroyed.
+  boost::asio::post(executor_, [self = shared_from_this(), f = std::move(f), bytes]() mutable {
+    if (self->owner_) f(self->events_);
+    if (!bytes) return;
+    {
+      std::lock_guard lock(self->mutex_);
+      self->posted_bytes_ -= bytes;
+    }
+    self->output_room_.notify_all();
+  });
+}
+
+void Channel::wait_for_room() {
+  // The host holds a bounded amount of what one instance wrote (as a pipe does for a process):
+  // past it, the instance waits, which costs its turn no CPU time; a stop ends the wait.
+  std::unique_lock lock(mutex_);
+  output_room_.wait(
+      lock, [&] { return posted_bytes_ <= kOutputBacklog || cause_.load() != StopCause::none; });
+}
+
+void Channel::push(std::string line, bool droppable) {
+  std::size_t full_at = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (input_closed_ || cause_.load() != StopCause::none) return;
+    if (droppable && input_bytes_ + line.size() > kInputBacklog) {
+      for (auto it = input_.begin();
+           it != input_.end() && input_bytes_ + line.size() > kInputBacklog;) {
+        if (!it->droppable) {
+          ++it;
+          continue;
+        }
+        input_bytes_ -= it->line.size();
+        it = input_.erase(it);
+        ++dropped_;
+      }
+      if (input_bytes_ + line.size() > kInputBacklog) {
+        ++dropped_;  // the newest is the one that cannot fit
+        line.clear();
+      }
+    }
+    if (!line.empty()) {
+      input_bytes_ += line.size();
+      input_.push_back({std::move(line), droppable});
+    }
+    // Full once a notification had to go, or once answers alone passed the bound.
+    if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
+      input_full_ = true;
+      full_at = input_bytes_;
+    }
+  }
+  input_ready_.notify_one();
+  if (full_at)
+    post([full_at](runtime::ProgramEvents& e) {
+      if (e.input_full) e.input_full(full_at);
+    });
+}
+
+void Channel::close_input() {
+  {
+    std::lock_guard lock(mutex_);
+    input_closed_ = true;
+  }
+  input_ready_.notify_one();
+}
+
+void Channel::stop(StopCause cause) {
+  {
+    std::lock_guard lock(mutex_);
+    StopCause none = StopCause::none;
+    cause_.compare_exchange_strong(none, cause);
+    input_closed_ = true;
+    interrupt_locked();
+  }
+  input_ready_.notify_one();
+  output_room_.notify_all();
+}
+
+void Channel::interrupt_locked() {
+  if (interrupter_) interrupter_();
+}
+
+std::optional<std::string> Channel::next_input() {
+  std::optional<std::size_t> drained;
+  std::optional<std::string> line;
+  {
+    std::unique_lock lock(mutex_);
+    input_ready_.wait(
+        lock, [&] { return !input_.empty() || input_closed_ || cause_.load() != StopCause::none; });
+    if (cause_.load() != StopCause::none || input_.empty()) return std::nullopt;
+    line = std::move(input_.front().line);
+    input_.pop_front();
+    input_bytes_ -= line->size();
+    if (input_full_ && input_bytes_ <= kInputBacklog / 2) {
+      input_full_ = false;
+      drained = std::exchange(dropped_, 0);
+    }
+  }
+  if (drained)
+    post([n = *drained](runtime::ProgramEvents& e) {
+      if (e.input_drained) e.input_drained(n);
+    });
+  return line;
+}
+
+void Channel::write_out(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const auto nl = bytes.find('\n');
+    const std::string_view piece = bytes.substr(0, nl);
+    if (!out_dropping_) {
+      if (out_partial_.size() + piece.size() > kMaxLineBytes) {
+        out_dropping_ = true;
+        out_partial_.clear();
+        post([](runtime::ProgramEvents& e) {
+          if (e.output_too_long) e.output_too_long(kMaxLineBytes);
+        });
+      } else {
+        out_partial_.append(piece);
+      }
+    }
+    if (nl == std::string_view::npos) return;
+    if (!out_dropping_) {
+      const std::size_t size = out_partial_.size() + 1;
+      post(
+          [line = std::exchange(out_partial_, {})](runtime::ProgramEvents& e) {
+            if (e.output_line) e.output_line(line);
+          },
+          size);
+      wait_for_room();
+    }
+    out_dropping_ = false;
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+void Channel::write_err(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const auto nl = bytes.find('\n');
+    err_partial_.append(bytes.substr(0, nl));
+    while (err_partial_.size() > kErrorPieceBytes) {
+      post(
+          [piece = err_partial_.substr(0, kErrorPieceBytes)](runtime::ProgramEvents& e) {
+            if (e.error_piece)
+              e.error_piece(piece);
+            else if (e.error_line)
+              e.error_line(piece);
+          },
+          kErrorPieceBytes);
+      err_partial_.erase(0, kErrorPieceBytes);
+      wait_for_room();
+    }
+    if (nl == std::string_view::npos) return;
+    const std::size_t size = err_partial_.size() + 1;
+    post(
+        [line = std::exchange(err_partial_, {})](runtime::ProgramEvents& e) {
+          if (e.error_line) e.error_line(line);
+        },
+        size);
+    wait_for_room();
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+void Channel::flush() {
+  if (!out_partial_.empty() && !out_dropping_) write_out("\n");
+  if (!err_partial_.empty()) write_err("\n");
+}
+
+void Channel::turn_begins() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!has_clock_) {
+      has_clock_ = pthread_getcpuclockid(pthread_self(), &clock_) == 0;
+      if (!has_clock_) clock_ = CLOCK_THREAD_CPUTIME_ID;
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &turn_start_);
+    in_turn_ = true;
+  }
+  watchdog_->turn_began();
+}
+
+void Channel::turn_ends() {
+  std::lock_guard lock(mutex_);
+  in_turn_ = false;
+}
+
+bool Channel::check_turn() {
+  std::lock_guard lock(mutex_);
+  // Under the lock: the instance's thread leaves its turn (and then exits) only through it, so
+  // its clock is read while the thread exists.
+  if (!in_turn_ || !has_clock_) return false;
+  timespec now{};
+  if (clock_gettime(clock_, &now) != 0) return false;
+  const long long budget = (decisions_.load() > 0 ? limits_.turn_deciding : limits_.turn).count();
+  if (elapsed_ms(turn_start_, now) <= budget) return true;
+  StopCause none = StopCause::none;
+  if (cause_.compare_exchange_strong(none, StopCause::turn_too_long)) {
+    over_budget_ms_.store(budget);
+    input_closed_ = true;
+  }
+  interrupt_locked();
+  return true;
+}
+
+void Channel::set_interrupter(std::function<void()> interrupter) {
+  std::lock_guard lock(mutex_);
+  interrupter_ = std::move(interrupter);
+  // A stop asked before the context existed reaches it now.
+  if (interrupter_ && cause_.load() != StopCause::none) interrupt_locked();
+}
+
+void Channel::ended(runtime::ProgramEnd end) {
+  {
+    std::lock_guard lock(mutex_);
+    in_turn_ = false;
+  }
+  flush();
+  post([end = std::move(end)](runtime::ProgramEvents& e) {
+    if (e.exited) e.exited(end);
+  });
+}
+
+}  // namespace escouade::sandbox

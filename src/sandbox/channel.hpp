@@ -1,0 +1,135 @@
+#pragma once
+
+// The channel between the host's thread and one instance's thread: the lines the host sends
+// (the instance's stdin), what the instance writes (its stdout and stderr, posted to the host's
+// executor as ProgramEvents), its turns of work (which the watchdog measures), and why it must
+// stop, when it must.
+//
+// Thread: the host's thread calls push(), close_input(), stop() and decisions(); the instance's
+// thread calls the rest; the watchdog's thread calls check_turn(). Events reach the host only
+// through the executor, checked there against the SandboxProgram's lifeline token: none is
+// delivered once the program's destructor has begun.
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/lifeline.hpp"
+#include "runtime/process_program.hpp"
+#include "runtime/program.hpp"
+
+namespace escouade::sandbox {
+
+class Watchdog;
+
+// Why an instance must stop before it ends by itself.
+enum class StopCause : std::uint8_t { none, stopped, turn_too_long, out_of_memory };
+
+class Channel : public std::enable_shared_from_this<Channel> {
+ public:
+  Channel(boost::asio::any_io_executor executor, runtime::ProgramEvents events,
+          Lifeline::Token owner, runtime::ProgramLimits limits, std::shared_ptr<Watchdog> watchdog);
+
+  // --- the host's thread
+  // A line for its input ('\n' included). A droppable one (a notification) is dropped, the
+  // oldest first, while its input holds more than kInputBacklog bytes.
+  void push(std::string line, bool droppable);
+  // Its input ends: the instance reads the end once it took what was queued.
+  void close_input();
+  // It must stop now: its next interrupt check ends it, a wait for input ends.
+  void stop(StopCause cause);
+  void decisions(std::size_t held) noexcept { decisions_.store(held); }
+
+  // --- the instance's thread
+  // The next line for its input, waiting for it; nullopt at the end of its input or when it
+  // must stop.
+  std::optional<std::string> next_input();
+  // Its standard output (split into lines, a partial one kept until its end) and error.
+  void write_out(std::string_view bytes);
+  void write_err(std::string_view bytes);
+  // What is left of a partial line goes out as a line: at its end.
+  void flush();
+  // A turn of work begins or ends: the watchdog measures the CPU time between them.
+  void turn_begins();
+  void turn_ends();
+  StopCause stop_cause() const noexcept { return cause_.load(); }
+  // The budget of the turn that ran too long, in ms.
+  long long over_budget_ms() const noexcept { return over_budget_ms_.load(); }
+  // How the engine interrupts the instance's thread from another thread; set once its context
+  // exists, cleared before it is destroyed. Called under the channel's lock.
+  void set_interrupter(std::function<void()> interrupter);
+  // The GC heap's size, as the instance last said it.
+  void gc_bytes(std::uint64_t bytes) noexcept { gc_bytes_.store(bytes); }
+  std::uint64_t gc_bytes() const noexcept { return gc_bytes_.load(); }
+  const runtime::ProgramLimits& limits() const noexcept { return limits_; }
+  // It ended: posted last, after every line it wrote.
+  void ended(runtime::ProgramEnd end);
+
+  // --- the watchdog's thread
+  // Whether it is in a turn; past its budget, it is stopped (turn_too_long).
+  bool check_turn();
+
+  // Past this many bytes not yet taken, notifications are dropped (as a process's input is).
+  static constexpr std::size_t kInputBacklog = 4u * 1024u * 1024u;
+  // A line of its output longer than this is dropped (the same as a process's,
+  // runtime::ProcessContext::kMaxPluginLineBytes).
+  static constexpr std::size_t kMaxLineBytes = runtime::ProcessContext::kMaxPluginLineBytes;
+  // Past this many bytes of its output posted to the host and not yet delivered, the instance
+  // waits for the host to take them.
+  static constexpr std::size_t kOutputBacklog = 8u * 1024u * 1024u;
+  // A line of its error stream is cut in pieces of this size.
+  static constexpr std::size_t kErrorPieceBytes = 16u * 1024u;
+
+ private:
+  // Posts an event; `bytes` of output it carries count against kOutputBacklog until it ran.
+  template <class F>
+  void post(F f, std::size_t bytes = 0);
+  void wait_for_room();
+  void interrupt_locked();
+
+  boost::asio::any_io_executor executor_;
+  runtime::ProgramEvents events_;  // used on the host's thread only, from posted handlers
+  Lifeline::Token owner_;
+  runtime::ProgramLimits limits_;
+  std::shared_ptr<Watchdog> watchdog_;
+
+  std::mutex mutex_;
+  std::condition_variable input_ready_;
+  std::condition_variable output_room_;
+  std::size_t posted_bytes_ = 0;
+  struct Queued {
+    std::string line;
+    bool droppable;
+  };
+  std::deque<Queued> input_;
+  std::size_t input_bytes_ = 0;
+  bool input_closed_ = false;
+  bool input_full_ = false;
+  std::size_t dropped_ = 0;
+  std::function<void()> interrupter_;
+  bool in_turn_ = false;
+  timespec turn_start_{};
+  clockid_t clock_{};
+  bool has_clock_ = false;
+
+  std::atomic<StopCause> cause_{StopCause::none};
+  std::atomic<long long> over_budget_ms_{0};
+  std::atomic<std::size_t> decisions_{0};
+  std::atomic<std::uint64_t> gc_bytes_{0};
+
+  // The instance's thread only.
+  std::string out_partial_;
+  bool out_dropping_ = false;
+  std::string err_partial_;
+};
+
+}  // namespace escouade::sandbox

@@ -1,0 +1,179 @@
+#include "sandbox/sandbox_program.hpp"
+
+#include <pthread.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "platform/errors.hpp"
+#include "sandbox/bundle.hpp"
+#include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/watchdog.hpp"
+
+namespace escouade::sandbox {
+
+namespace {
+
+using runtime::ProgramEnd;
+
+// What the instance's thread owns: it reads the bundle there (no file is read on the host's
+// thread), runs it, and says how it ended.
+struct Start {
+  std::shared_ptr<Channel> channel;
+  std::shared_ptr<InstanceThreads> threads;
+  runtime::ProgramSpec spec;
+};
+
+std::string module_name(const runtime::ProgramSpec& spec) {
+  std::error_code ec;
+  auto rel = std::filesystem::relative(spec.module, spec.folder, ec);
+  return ec || rel.empty() ? spec.module.filename().string() : rel.generic_string();
+}
+
+ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel) {
+  spidermonkey::JsBundle bundle;
+  bundle.name = module_name(spec);
+  {
+    std::ifstream in(spec.module, std::ios::binary);
+    if (!in)
+      return {ProgramEnd::Kind::refusal, "its bundle " + bundle.name + " cannot be read", {}};
+    std::ostringstream text;
+    text << in.rdbuf();
+    bundle.source = std::move(text).str();
+  }
+  if (auto refused = refuse_old_sdk(bundle.source))
+    return {ProgramEnd::Kind::refusal, std::move(*refused), {}};
+  std::error_code ec;
+  const auto folder = std::filesystem::weakly_canonical(spec.folder, ec);
+  bundle.folder = (ec ? spec.folder : folder).generic_string();
+  const auto module = std::filesystem::weakly_canonical(spec.module, ec);
+  bundle.url = "file://" + (ec ? spec.module : module).generic_string();
+  bundle.root_files = read_root_files(spec.folder);
+  return spidermonkey::run_js(bundle, channel, SandboxProgram::stack_bytes());
+}
+
+void* instance_main(void* arg) {
+  std::unique_ptr<Start> start(static_cast<Start*>(arg));
+  ProgramEnd end = run_instance(start->spec, *start->channel);
+  start->channel->ended(std::move(end));
+  start->channel.reset();
+  {
+    std::lock_guard lock(start->threads->mutex);
+    --start->threads->running;
+  }
+  start->threads->none_left.notify_all();
+  return nullptr;
+}
+
+}  // namespace
+
+std::size_t SandboxProgram::stack_bytes() {
+#if defined(__SANITIZE_ADDRESS__)
+  return 32u * 1024u * 1024u;  // AddressSanitizer's frames are several times larger
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 32u * 1024u * 1024u;
+#else
+  return 8u * 1024u * 1024u;
+#endif
+#else
+  return 8u * 1024u * 1024u;
+#endif
+}
+
+SandboxProgram::SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
+                               std::shared_ptr<Watchdog> watchdog,
+                               std::shared_ptr<InstanceThreads> threads)
+    : executor_(std::move(executor)),
+      spec_(std::move(spec)),
+      watchdog_(std::move(watchdog)),
+      threads_(std::move(threads)) {}
+
+SandboxProgram::~SandboxProgram() {
+  lifeline_.end();
+  if (channel_) channel_->stop(StopCause::stopped);
+}
+
+Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
+  if (channel_) return make_error(platform::Errc::invalid_argument, "already started");
+  channel_ = std::make_shared<Channel>(executor_, std::move(events), lifeline_.token(),
+                                       spec_.limits, watchdog_);
+  watchdog_->watch(channel_);
+  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_});
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack_bytes());
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  {
+    std::lock_guard lock(threads_->mutex);
+    ++threads_->running;
+  }
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, instance_main, start.get());
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    {
+      std::lock_guard lock(threads_->mutex);
+      --threads_->running;
+    }
+    channel_.reset();
+    return make_error(platform::Errc::exhausted,
+                      "no thread for its instance: " + std::string(std::strerror(rc)));
+  }
+  (void)start.release();  // the thread's now
+  pthread_setname_np(thread, "escouade-js");
+  return {};
+}
+
+void SandboxProgram::write_line(std::string line) {
+  if (channel_) channel_->push(std::move(line), false);
+}
+
+void SandboxProgram::write_droppable(std::string line) {
+  if (channel_) channel_->push(std::move(line), true);
+}
+
+void SandboxProgram::stop() {
+  if (channel_) channel_->stop(StopCause::stopped);
+}
+
+std::optional<std::uint64_t> SandboxProgram::memory_bytes() const {
+  if (!channel_) return std::nullopt;
+  return channel_->gc_bytes();
+}
+
+std::string SandboxProgram::describe() const {
+  return module_name(spec_) + " in the sandbox";
+}
+
+void SandboxProgram::decisions_held(std::size_t count) {
+  if (channel_) channel_->decisions(count);
+}
+
+SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor executor)
+    : executor_(std::move(executor)),
+      engine_(spidermonkey::start_engine()),
+      watchdog_(std::make_shared<Watchdog>()),
+      threads_(std::make_shared<InstanceThreads>()) {}
+
+SandboxProgramFactory::~SandboxProgramFactory() {
+  // At the host's end, after its programs were stopped: the instances end by themselves; a
+  // bounded wait lets them destroy their contexts before the process goes on to exit.
+  std::unique_lock lock(threads_->mutex);
+  threads_->none_left.wait_for(lock, std::chrono::seconds(2),
+                               [&] { return threads_->running == 0; });
+}
+
+bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
+  return engine_ && kind == runtime::RunKind::js;
+}
+
+std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
+  if (!runs(spec.kind)) return nullptr;
+  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_);
+}
+
+}  // namespace escouade::sandbox

@@ -1,0 +1,84 @@
+#pragma once
+
+// A run.js plugin run inside the host (spec: "A program in WASM"): one instance, on a thread of
+// its own, its own SpiderMonkey context, realm and job queue, which keeps its state from one
+// call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
+// delays, the queue and the restarts treat it as they treat a process.
+//
+// Thread: created, started, written to and stopped on the host's thread; its events are posted
+// to that thread's executor and never delivered once its destructor has begun. Nothing it does
+// waits on the instance's thread: stop() and the destructor ask the instance to end (its
+// context is interrupted) and return; the instance's thread ends by itself, destroys its
+// context there, and is never joined by the host's thread.
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "base/lifeline.hpp"
+#include "runtime/program.hpp"
+
+namespace escouade::sandbox {
+
+class Channel;
+class Watchdog;
+
+// The instance threads of one factory: counted, so that the factory's destructor gives those
+// still ending a bounded time to finish.
+struct InstanceThreads {
+  std::mutex mutex;
+  std::condition_variable none_left;
+  std::size_t running = 0;
+};
+
+class SandboxProgram final : public runtime::Program {
+ public:
+  SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
+                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads);
+  ~SandboxProgram() override;
+
+  Result<void> start(runtime::ProgramEvents events) override;
+  void write_line(std::string line) override;
+  void write_droppable(std::string line) override;
+  // Interrupts the instance wherever it is; `exited` follows ("stopped by Escouade").
+  void stop() override;
+  std::optional<int> pid() const override { return std::nullopt; }
+  // Its GC heap, as it last said it at the end of a turn: what the sandbox can tell today (the
+  // malloc'd contents of its buffers are not counted yet).
+  std::optional<std::uint64_t> memory_bytes() const override;
+  // "dist/plugin.mjs in the sandbox".
+  std::string describe() const override;
+  void decisions_held(std::size_t count) override;
+
+  // The instance thread's stack, and the engine's quota below it.
+  static std::size_t stack_bytes();
+
+ private:
+  Lifeline lifeline_;
+  boost::asio::any_io_executor executor_;
+  runtime::ProgramSpec spec_;
+  std::shared_ptr<Watchdog> watchdog_;
+  std::shared_ptr<InstanceThreads> threads_;
+  std::shared_ptr<Channel> channel_;
+};
+
+// Runs RunKind::js in the sandbox. Starts the engine once in the process (on the thread that
+// makes the first factory: the host's). Its destructor, at the host's end, waits 2 s at most for
+// the instances still ending.
+class SandboxProgramFactory final : public runtime::ProgramFactory {
+ public:
+  explicit SandboxProgramFactory(boost::asio::any_io_executor executor);
+  ~SandboxProgramFactory() override;
+  bool runs(runtime::RunKind kind) const override;
+  std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
+
+ private:
+  boost::asio::any_io_executor executor_;
+  bool engine_ = false;
+  std::shared_ptr<Watchdog> watchdog_;
+  std::shared_ptr<InstanceThreads> threads_;
+};
+
+}  // namespace escouade::sandbox

@@ -1,0 +1,581 @@
+// The one translation unit that includes SpiderMonkey's headers (DESIGN.md: compile time is
+// scarce). Everything engine-specific about a run.js instance is here: the process-wide start,
+// the instance's context, realm and job queue, its natives, the check of its bundle's imports
+// and exports, its turns, and how each way of ending is told.
+
+#include <js/Array.h>
+#include <js/CompilationAndEvaluation.h>
+#include <js/ContextOptions.h>
+#include <js/Conversions.h>
+#include <js/ErrorReport.h>
+#include <js/Exception.h>
+#include <js/GCVector.h>
+#include <js/Initialization.h>
+#include <js/Interrupt.h>
+#include <js/MemoryCallbacks.h>
+#include <js/Modules.h>
+#include <js/Promise.h>
+#include <js/PropertyAndElement.h>
+#include <js/RealmOptions.h>
+#include <js/SourceText.h>
+#include <js/Stack.h>
+#include <jsapi.h>
+#include <jsfriendapi.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/compat.hpp"
+#include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/prelude.hpp"
+
+namespace escouade::sandbox::spidermonkey {
+
+namespace {
+
+using runtime::ProgramEnd;
+
+JSContext* g_parent = nullptr;
+pthread_t g_parent_thread;
+// Contexts of instances alive now: the engine is shut down at the process's exit only when none
+// is (an instance thread still ending past the factory's bounded wait keeps it up).
+std::atomic<int> g_instances{0};
+
+// At exit, before the engine's own static locks are destroyed: its helper threads wait on one
+// of them, and destroying it under them crashes the process on its way out.
+void shut_down_engine() {
+  if (g_instances.load() != 0 || !g_parent || !pthread_equal(g_parent_thread, pthread_self()))
+    return;
+  JS_DestroyContext(g_parent);
+  g_parent = nullptr;
+  JS_ShutDown();
+}
+
+ProgramEnd crash(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
+}
+ProgramEnd refusal(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
+}
+
+std::string utf8(JSContext* cx, JSString* s) {
+  if (!s) return {};
+  JS::RootedString str(cx, s);
+  JS::UniqueChars chars = JS_EncodeStringToUTF8(cx, str);
+  return chars ? std::string(chars.get()) : std::string();
+}
+
+// A job queue of our own: the turn's boundaries are ours, and a job stopped by the interrupt
+// callback ends the drain at once (the engine's internal queue, once stopped, stays stopped).
+class JobQueue final : public JS::JobQueue {
+ public:
+  explicit JobQueue(JSContext* cx) : jobs_(cx) {}
+
+  JSObject* getIncumbentGlobal(JSContext* cx) override { return JS::CurrentGlobalOrNull(cx); }
+  bool enqueuePromiseJob(JSContext* cx, JS::HandleObject, JS::HandleObject job, JS::HandleObject,
+                         JS::HandleObject) override {
+    if (!jobs_.append(job)) {
+      JS_ReportOutOfMemory(cx);
+      return false;
+    }
+    return true;
+  }
+  // Used by the debugger only, which the sandbox does not have.
+  void runJobs(JSContext* cx) override { (void)drain(cx); }
+  bool empty() const override { return next_ >= jobs_.length(); }
+
+  // Runs every job, those they queue included. False when one failed without an exception
+  // handled by the promise machinery: an interrupt, an uncatchable error, exit(), or a pending
+  // exception left for the caller.
+  bool drain(JSContext* cx) {
+    JS::RootedObject job(cx);
+    JS::RootedValue ignored(cx);
+    while (next_ < jobs_.length()) {
+      job = jobs_[next_++];
+      if (!JS::Call(cx, JS::UndefinedHandleValue, job, JS::HandleValueArray::empty(), &ignored))
+        return false;
+      if (next_ > 1024 && next_ * 2 > jobs_.length()) compact();
+    }
+    jobs_.clear();
+    next_ = 0;
+    return true;
+  }
+  // Before the context is destroyed: the queue's roots go first.
+  void reset() {
+    jobs_.clear();
+    next_ = 0;
+    jobs_.reset();
+  }
+
+ private:
+  void compact() {
+    jobs_.erase(jobs_.begin(), jobs_.begin() + next_);
+    next_ = 0;
+  }
+
+  class Saved final : public SavedJobQueue {
+   public:
+    Saved(JSContext* cx, JobQueue& q) : queue_(q), saved_(cx), next_(q.next_) {
+      std::swap(saved_.get(), q.jobs_.get());
+      q.next_ = 0;
+    }
+    ~Saved() override {
+      std::swap(saved_.get(), queue_.jobs_.get());
+      queue_.next_ = next_;
+    }
+
+   private:
+    JobQueue& queue_;
+    JS::PersistentRooted<JS::GCVector<JSObject*, 0, js::SystemAllocPolicy>> saved_;
+    std::size_t next_;
+  };
+
+ public:
+  js::UniquePtr<SavedJobQueue> saveJobQueue(JSContext* cx) override {
+    auto saved = js::MakeUnique<Saved>(cx, *this);
+    if (!saved) JS_ReportOutOfMemory(cx);
+    return saved;
+  }
+
+ private:
+  JS::PersistentRooted<JS::GCVector<JSObject*, 0, js::SystemAllocPolicy>> jobs_;
+  std::size_t next_ = 0;
+};
+
+// What the natives and the callbacks share, on the instance's thread.
+struct Instance {
+  Instance(JSContext* c, Channel& ch, const JsBundle& b)
+      : cx(c), channel(ch), bundle(b), feed(c), readline(c), fs(c) {}
+  JSContext* cx;
+  Channel& channel;
+  const JsBundle& bundle;
+  JS::PersistentRootedValue feed;       // the prelude's function of a line of input
+  JS::PersistentRootedObject readline;  // the synthetic modules, made at their first import
+  JS::PersistentRootedObject fs;
+  std::list<JS::PersistentRootedObject> unhandled;  // rejected promises with no handler yet
+  bool want_input = false;
+  std::optional<int> exit_code;
+  bool out_of_memory = false;
+
+  void reset_roots() {
+    feed.reset();
+    readline.reset();
+    fs.reset();
+    unhandled.clear();
+  }
+};
+
+Instance& instance_of(JSContext* cx) {
+  return *static_cast<Instance*>(JS_GetContextPrivate(cx));
+}
+
+// --- natives of the prelude's host object
+
+bool native_write(JSContext* cx, unsigned argc, JS::Value* vp) {
+  JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+  int32_t fd = 0;
+  if (!JS::ToInt32(cx, args.get(0), &fd)) return false;
+  JS::RootedString s(cx, JS::ToString(cx, args.get(1)));
+  if (!s) return false;
+  JS::UniqueChars chars = JS_EncodeStringToUTF8(cx, s);
+  if (!chars) return false;
+  Instance& in = instance_of(cx);
+  if (fd == 1)
+    in.channel.write_out(chars.get());
+  else
+    in.channel.write_err(chars.get());
+  args.rval().setUndefined();
+  return true;
+}
+
+bool native_want_input(JSContext* cx, unsigned argc, JS::Value* vp) {
+  JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+  instance_of(cx).want_input = JS::ToBoolean(args.get(0));
+  args.rval().setUndefined();
+  return true;
+}
+
+// process.exit(): the instance ends at once; returning false with no exception pending unwinds
+// every frame, as an exit does, and no handler of the bundle can catch it.
+bool native_exit(JSContext* cx, unsigned argc, JS::Value* vp) {
+  JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+  int32_t code = 0;
+  if (!JS::ToInt32(cx, args.get(0), &code)) return false;
+  instance_of(cx).exit_code = code;
+  return false;
+}
+
+bool native_read_file(JSContext* cx, unsigned argc, JS::Value* vp) {
+  JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+  JS::RootedString s(cx, JS::ToString(cx, args.get(0)));
+  if (!s) return false;
+  const std::string name = utf8(cx, s);
+  const auto& files = instance_of(cx).bundle.root_files.files;
+  const auto it = files.find(name);
+  if (it == files.end()) {
+    args.rval().setNull();
+    return true;
+  }
+  JSString* text = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(it->second.data(), it->second.size()));
+  if (!text) return false;
+  args.rval().setString(text);
+  return true;
+}
+
+// --- callbacks
+
+bool on_interrupt(JSContext* cx) {
+  // The engine calls it for its own reasons too: only the channel's stop ends the instance.
+  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  return !in || in->channel.stop_cause() == StopCause::none;
+}
+
+void on_out_of_memory(JSContext* cx, void*) {
+  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  if (!in) return;
+  in->out_of_memory = true;
+  // The bundle may catch the error: its next interrupt check ends it all the same.
+  in->channel.stop(StopCause::out_of_memory);
+}
+
+void on_rejection(JSContext* cx, bool, JS::HandleObject promise,
+                  JS::PromiseRejectionHandlingState state, void*) {
+  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  if (!in) return;
+  if (state == JS::PromiseRejectionHandlingState::Unhandled) {
+    in->unhandled.emplace_back(cx, promise);
+    return;
+  }
+  for (auto it = in->unhandled.begin(); it != in->unhandled.end(); ++it)
+    if (it->get() == promise) {
+      in->unhandled.erase(it);
+      return;
+    }
+}
+
+// "Error: boom (dist/plugin.mjs:3)", from an exception stack.
+std::string describe(JSContext* cx, const JS::ExceptionStack& stack) {
+  JS::ErrorReportBuilder report(cx);
+  if (!report.init(cx, stack, JS::ErrorReportBuilder::WithSideEffects)) {
+    JS_ClearPendingException(cx);
+    return "an error that cannot be told";
+  }
+  std::string out = report.toStringResult() ? report.toStringResult().c_str() : "an error";
+  if (const JSErrorReport* r = report.report(); r && compat::file_of(r) && *compat::file_of(r))
+    out += std::string(" (") + compat::file_of(r) + ":" + std::to_string(r->lineno) + ")";
+  return out;
+}
+
+std::string describe_pending(JSContext* cx) {
+  JS::ExceptionStack stack(cx);
+  if (!JS_IsExceptionPending(cx) || !JS::StealPendingExceptionStack(cx, &stack))
+    return "an error that cannot be told";
+  return describe(cx, stack);
+}
+
+std::string describe_value(JSContext* cx, JS::HandleValue v) {
+  JS::RootedObject none(cx);
+  JS::ExceptionStack stack(cx, v, none);
+  return describe(cx, stack);
+}
+
+JSObject* compile_module(JSContext* cx, std::string_view source, const char* name) {
+  JS::CompileOptions options(cx);
+  options.setFileAndLine(name, 1);
+  JS::SourceText<mozilla::Utf8Unit> text;
+  if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return nullptr;
+  return JS::CompileModule(cx, options, text);
+}
+
+// The resolve hook hands out node:fs and node:readline, made once an instance; nothing else
+// reaches it (the imports were checked before linking), and import() has no hook at all.
+JSObject* resolve(JSContext* cx, JS::HandleValue, JS::HandleObject request) {
+  Instance& in = instance_of(cx);
+  const std::string specifier = utf8(cx, JS::GetModuleRequestSpecifier(cx, request));
+  JS::PersistentRootedObject* slot = specifier == "node:readline" ? &in.readline
+                                     : specifier == "node:fs"     ? &in.fs
+                                                                  : nullptr;
+  if (!slot) {
+    JS_ReportErrorUTF8(cx, "a sandboxed plugin may not import \"%s\"", specifier.c_str());
+    return nullptr;
+  }
+  if (!slot->get()) {
+    const std::string_view source = slot == &in.readline ? kReadlineModule : kFsModule;
+    JS::RootedObject m(cx, compile_module(cx, source, specifier.c_str()));
+    if (!m) return nullptr;
+    slot->set(m);
+  }
+  return slot->get();
+}
+
+// Why the bundle may not run: an import other than node:fs and node:readline.
+std::optional<ProgramEnd> check_imports(JSContext* cx, JS::HandleObject module,
+                                        const std::string& name) {
+  JS::RootedObject requests(cx, JS::GetRequestedModules(cx, module));
+  uint32_t count = 0;
+  if (!requests || !JS::GetArrayLength(cx, requests, &count))
+    return crash("its instance crashed: " + describe_pending(cx));
+  JS::RootedValue request(cx);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!JS_GetElement(cx, requests, i, &request))
+      return crash("its instance crashed: " + describe_pending(cx));
+    const std::string specifier = utf8(cx, JS::GetRequestedModuleSpecifier(cx, request));
+    if (specifier == "node:fs" || specifier == "node:readline") continue;
+    uint32_t line = 0;
+    uint32_t column = 0;
+    JS::GetRequestedModuleSourcePos(cx, request, &line, &column);
+    return refusal("its bundle imports \"" + specifier + "\" (" + name + ":" +
+                   std::to_string(line) +
+                   "), which a sandboxed plugin may not: only node:fs and node:readline");
+  }
+  return std::nullopt;
+}
+
+// Why the bundle may not run: an export. Checked once linked, before anything runs.
+std::optional<ProgramEnd> check_exports(JSContext* cx, JS::HandleObject module) {
+  JS::RootedObject ns(cx, JS::GetModuleNamespace(cx, module));
+  JS::RootedIdVector ids(cx);
+  if (!ns || !js::GetPropertyKeys(cx, ns, JSITER_OWNONLY | JSITER_HIDDEN, &ids))
+    return crash("its instance crashed: " + describe_pending(cx));
+  if (ids.empty()) return std::nullopt;
+  JS::RootedValue key(cx);
+  std::string first;
+  if (JS_IdToValue(cx, ids[0], &key) && key.isString()) first = utf8(cx, key.toString());
+  return refusal("its bundle exports \"" + first + "\"" +
+                 (ids.length() > 1 ? " and " + std::to_string(ids.length() - 1) + " more" : "") +
+                 ", which a sandboxed plugin may not: its bundle has no exports");
+}
+
+// How a call into the bundle that returned false ends the instance.
+ProgramEnd failed(Instance& in) {
+  JSContext* cx = in.cx;
+  switch (in.channel.stop_cause()) {
+    case StopCause::turn_too_long:
+      JS_ClearPendingException(cx);
+      return crash("a turn ran past " + std::to_string(in.channel.over_budget_ms()) +
+                   " ms: Escouade stopped its instance");
+    case StopCause::out_of_memory:
+      JS_ClearPendingException(cx);
+      return crash("its instance ran past " +
+                   std::to_string(in.channel.limits().memory_bytes / (1024 * 1024)) +
+                   " MB of memory: Escouade stopped it");
+    case StopCause::stopped:
+      JS_ClearPendingException(cx);
+      return crash("stopped by Escouade");
+    case StopCause::none:
+      break;
+  }
+  if (in.exit_code) {
+    JS_ClearPendingException(cx);
+    return crash("its instance exited with code " + std::to_string(*in.exit_code));
+  }
+  if (!JS_IsExceptionPending(cx)) return crash("its instance crashed: an uncatchable error");
+  return crash("its instance crashed: " + describe_pending(cx));
+}
+
+// After each turn: a stop asked meanwhile, or a rejection no handler took, ends it.
+std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promise) {
+  if (in.channel.stop_cause() != StopCause::none || in.exit_code) return failed(in);
+  JSContext* cx = in.cx;
+  for (auto it = in.unhandled.begin(); it != in.unhandled.end(); ++it) {
+    JS::RootedObject promise(cx, it->get());
+    if (promise == module_promise) continue;  // told below, with the module's own words
+    JS::RootedValue reason(cx, JS::GetPromiseResult(promise));
+    return crash("its instance crashed: an unhandled rejection: " + describe_value(cx, reason));
+  }
+  if (module_promise && JS::GetPromiseState(module_promise) == JS::PromiseState::Rejected) {
+    JS::RootedValue reason(cx, JS::GetPromiseResult(module_promise));
+    return crash("its instance crashed: " + describe_value(cx, reason));
+  }
+  in.channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
+  return std::nullopt;
+}
+
+bool call_feed(Instance& in, JS::HandleValue arg) {
+  JSContext* cx = in.cx;
+  JS::RootedValue f(cx, in.feed);
+  JS::RootedValue ignored(cx);
+  JS::RootedValueArray<1> args(cx);
+  args[0].set(arg);
+  return JS::Call(cx, JS::UndefinedHandleValue, f, args, &ignored);
+}
+
+// The instance in its realm: the prelude, the checks, the module, then a turn for each line of
+// input until nothing is left to do.
+ProgramEnd run_in_realm(Instance& in, JobQueue& jobs) {
+  JSContext* cx = in.cx;
+  const JsBundle& bundle = in.bundle;
+  JS::RootedObject global(cx, JS::CurrentGlobalOrNull(cx));
+
+  // Nothing of the bundle has run yet: a refusal here leaves nothing behind.
+  JS::RootedObject module(cx, compile_module(cx, bundle.source, bundle.name.c_str()));
+  if (!module) {
+    if (in.channel.stop_cause() != StopCause::none) return failed(in);
+    return refusal("its bundle does not compile: " + describe_pending(cx));
+  }
+  if (auto refused = check_imports(cx, module, bundle.name)) return *refused;
+
+  // The prelude, with its natives.
+  JS::RootedObject host(cx, JS_NewPlainObject(cx));
+  if (!host || !JS_DefineFunction(cx, host, "write", native_write, 2, 0) ||
+      !JS_DefineFunction(cx, host, "wantInput", native_want_input, 1, 0) ||
+      !JS_DefineFunction(cx, host, "exit", native_exit, 1, 0) ||
+      !JS_DefineFunction(cx, host, "readFile", native_read_file, 1, 0))
+    return failed(in);
+  JS::RootedValue url(cx);
+  JS::RootedValue folder(cx);
+  if (JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(bundle.url.data(), bundle.url.size())))
+    url.setString(s);
+  if (JSString* s =
+          JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(bundle.folder.data(), bundle.folder.size())))
+    folder.setString(s);
+  if (!JS_DefineProperty(cx, host, "url", url, 0) ||
+      !JS_DefineProperty(cx, host, "folder", folder, 0))
+    return failed(in);
+  {
+    JS::CompileOptions options(cx);
+    options.setFileAndLine("(escouade prelude)", 1);
+    JS::SourceText<mozilla::Utf8Unit> text;
+    JS::RootedValue maker(cx);
+    if (!text.init(cx, kPrelude.data(), kPrelude.size(), JS::SourceOwnership::Borrowed) ||
+        !JS::Evaluate(cx, options, text, &maker))
+      return crash("its instance could not start: the prelude failed: " + describe_pending(cx));
+    JS::RootedValueArray<1> args(cx);
+    args[0].setObject(*host);
+    JS::RootedValue feed(cx);
+    if (!JS::Call(cx, JS::UndefinedHandleValue, maker, args, &feed))
+      return crash("its instance could not start: the prelude failed: " + describe_pending(cx));
+    in.feed = feed;
+  }
+
+  if (!compat::link_module(cx, module)) {
+    if (in.channel.stop_cause() != StopCause::none) return failed(in);
+    return refusal("its bundle cannot be linked: " + describe_pending(cx));
+  }
+  if (auto refused = check_exports(cx, module)) return *refused;
+
+  // The first turn: the module's body and the jobs it queued.
+  in.channel.turn_begins();
+  JS::RootedValue evaluated(cx);
+  if (!JS::ModuleEvaluate(cx, module, &evaluated)) {
+    in.channel.turn_ends();
+    return failed(in);
+  }
+  JS::RootedObject module_promise(cx, evaluated.isObject() ? &evaluated.toObject() : nullptr);
+  if (!jobs.drain(cx)) {
+    in.channel.turn_ends();
+    return failed(in);
+  }
+  in.channel.turn_ends();
+  // The modules' helper is the modules' alone.
+  if (!JS_DeleteProperty(cx, global, "__escouadeModules")) return failed(in);
+  if (auto end = after_turn(in, module_promise)) return *end;
+
+  JS::RootedValue line_value(cx);
+  for (;;) {
+    if (!in.want_input) {
+      if (module_promise && JS::GetPromiseState(module_promise) == JS::PromiseState::Pending)
+        return crash("its instance ended with its top-level await never settled");
+      return crash("its instance ended: it has nothing left to do and reads no more input");
+    }
+    std::optional<std::string> line = in.channel.next_input();
+    if (in.channel.stop_cause() != StopCause::none) return failed(in);
+    in.channel.turn_begins();
+    if (line) {
+      JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(line->data(), line->size()));
+      if (!s) {
+        in.channel.turn_ends();
+        return failed(in);
+      }
+      line_value.setString(s);
+    } else {
+      line_value.setNull();  // the end of its input
+    }
+    const bool ok = call_feed(in, line_value) && jobs.drain(cx);
+    in.channel.turn_ends();
+    if (!ok) return failed(in);
+    if (auto end = after_turn(in, module_promise)) return *end;
+  }
+}
+
+}  // namespace
+
+bool start_engine() {
+  static std::once_flag once;
+  static bool started = false;
+  std::call_once(once, [] {
+    // A wasm memory would reserve 8 GiB of address space: none in JS plugins, and none wanted
+    // under AddressSanitizer either.
+    (void)JS::DisableWasmHugeMemory();
+    if (!JS_Init()) return;
+    g_parent = JS_NewContext(JS::DefaultHeapMaxBytes);
+    if (!g_parent || !JS::InitSelfHostedCode(g_parent)) return;
+    g_parent_thread = pthread_self();
+    std::atexit(shut_down_engine);
+    started = true;
+  });
+  return started;
+}
+
+ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes) {
+  if (!start_engine() || !g_parent) return crash("its instance could not start: no JS engine");
+  ++g_instances;
+  JSContext* cx = JS_NewContext(channel.limits().memory_bytes, JS_GetRuntime(g_parent));
+  if (!cx) {
+    --g_instances;
+    return crash("its instance could not start: no room for its context");
+  }
+  // The engine stops deep recursion ("too much recursion") well before the thread's stack ends.
+  JS_SetNativeStackQuota(cx, stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
+  JS::ContextOptionsRef(cx).setWasm(false).setWasmBaseline(false).setWasmIon(false);
+
+  ProgramEnd end;
+  JobQueue jobs(cx);
+  {
+    Instance in(cx, channel, bundle);
+    JS_SetContextPrivate(cx, &in);
+    JS::SetJobQueue(cx, &jobs);
+    if (!JS::InitSelfHostedCode(cx)) {
+      end = crash("its instance could not start: the engine's own code did not load");
+    } else {
+      JS_AddInterruptCallback(cx, on_interrupt);
+      JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+      JS::SetPromiseRejectionTrackerCallback(cx, on_rejection, nullptr);
+      JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
+      channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+
+      static const JSClass global_class = {
+          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+      JS::RealmOptions options;
+      options.creationOptions()
+          .setSharedMemoryAndAtomicsEnabled(false)
+          .setDefineSharedArrayBufferConstructor(false);
+      JS::RootedObject global(
+          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+      if (!global) {
+        end = in.channel.stop_cause() != StopCause::none
+                  ? failed(in)
+                  : crash("its instance could not start: no room for its global");
+      } else {
+        JSAutoRealm realm(cx, global);
+        end = run_in_realm(in, jobs);
+        JS_ClearPendingException(cx);
+      }
+      channel.set_interrupter(nullptr);
+    }
+    in.reset_roots();
+    jobs.reset();
+    JS_SetContextPrivate(cx, nullptr);
+  }
+  JS_DestroyContext(cx);
+  --g_instances;
+  return end;
+}
+
+}  // namespace escouade::sandbox::spidermonkey

@@ -1,0 +1,216 @@
+// run.js plugins through the whole host (its C++ API, as escouade-host builds it): the
+// supervisor, the handshake, facts, calls, the journal, crashes and their restarts, refusals,
+// shutdown, with the real engine and the fixtures of tests/fixtures/sandbox/.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "base/temp_dir.hpp"
+#include "host/host.hpp"
+#include "host_client.hpp"
+#include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
+
+namespace escouade::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
+
+class SandboxHost : public ::testing::Test {
+ protected:
+  SandboxHost() : processes_(io_.get_executor(), context_), sandboxed_(io_.get_executor()) {
+    programs_.route(runtime::RunKind::command, &processes_);
+    programs_.route(runtime::RunKind::js, &sandboxed_);
+    host::HostConfig config;
+    config.data_dir = data_.path();
+    config.base_env = {"PATH=/usr/bin:/bin"};
+    host_ = std::make_unique<host::Host>(
+        io_.get_executor(), config, programs_,
+        [this](const supervisor::Status& s) { statuses_.push_back(s); });
+  }
+  ~SandboxHost() override {
+    bool closed = false;
+    host_->shutdown([&] { closed = true; });
+    run_until([&] { return closed; });
+  }
+
+  // A plugin `id` whose run.js is `module` (a fixture of `from`), beside the echo fixture's
+  // files (rules.json).
+  std::string load(const std::string& id, const std::string& from, const std::string& module) {
+    const fs::path dir = plugins_.path() / id;
+    fs::create_directories(dir);
+    fs::copy_file(kFixtures / "echo" / "rules.json", dir / "rules.json");
+    fs::copy_file(kFixtures / from / module, dir / "plugin.mjs");
+    json::object manifest{
+        {"id", id},
+        {"version", "1.0.0"},
+        {"name", "Sandbox " + module},
+        {"run", json::object{{"js", "plugin.mjs"}}},
+        {"activation", json::array{"event:agent.status"}},
+        {"permissions", json::object{{"events", json::array{"agent.status"}}, {"decide", true}}}};
+    std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
+    auto loaded = host_->load(dir);
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    EXPECT_EQ(loaded->run, "js");
+    EXPECT_TRUE(host_->enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
+    return loaded->id;
+  }
+
+  supervisor::Status status(const std::string& id) { return (*host_->status(id))[0]; }
+  void wait_state(const std::string& id, supervisor::State state) {
+    run_until([&] { return status(id).state == state; });
+  }
+  Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
+    std::optional<Result<json::value>> out;
+    host_->call(id, method, std::move(params), std::chrono::milliseconds(30000),
+                [&](Result<json::value> r) { out = std::move(r); });
+    run_until([&] { return out.has_value(); });
+    return out ? *out : Result<json::value>(make_error(proto::ErrorCode::internal, "no answer"));
+  }
+  bool journal_has(const std::string& id, std::string_view text) {
+    auto lines = host_->journal(id, 500);
+    if (!lines) return false;
+    for (const auto& l : *lines)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+  template <class P>
+  void run_until(P done) {
+    // A safety net only: nothing here is timed.
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(done());
+  }
+
+  TempDir data_;
+  TempDir plugins_;
+  asio::io_context io_;
+  runtime::ProcessContext context_;
+  runtime::ProcessProgramFactory processes_;
+  sandbox::SandboxProgramFactory sandboxed_;
+  runtime::ProgramRouter programs_;
+  std::vector<supervisor::Status> statuses_;
+  std::unique_ptr<host::Host> host_;
+};
+
+TEST_F(SandboxHost, HandshakeFactsCallsAndShutdown) {
+  auto id = load("dev.sandbox.echo", "echo", "plugin.mjs");
+  for (int seq = 1; seq <= 3; ++seq)
+    ASSERT_TRUE(host_->publish(fact("agent.status", seq)));
+  auto echo = call(id, "test/echo", json::object{{"hello", "sandbox"}});
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_EQ(echo->at("echo"), (json::object{{"hello", "sandbox"}}));
+  EXPECT_EQ(echo->at("facts"), 3);
+  EXPECT_EQ(status(id).state, supervisor::State::running);
+  EXPECT_EQ(status(id).pid, std::nullopt);
+  EXPECT_TRUE(journal_has(id, "started: plugin.mjs in the sandbox"));
+  EXPECT_TRUE(journal_has(id, "echo: started"));  // console.log, in its journal
+  auto file = call(id, "test/file", json::object{{"name", "rules.json"}});
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(file->as_object().contains("text"));
+
+  bool closed = false;
+  host_->shutdown([&] { closed = true; });
+  run_until([&] { return closed; });
+  EXPECT_EQ(status(id).state, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason, "Escouade closed");
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(SandboxHost, ADecisionIsAnsweredByTheSandboxedPlugin) {
+  auto id = load("dev.sandbox.decide", "echo", "plugin.mjs");
+  auto deny =
+      call(id, "permissions/decide",
+           json::parse(R"({"request":{"id":"r","kind":"command","input":{"command":"rm -rf /"}},)"
+                       R"("project":{"id":"p1","name":"Project One","private":false}})"));
+  ASSERT_TRUE(deny) << deny.error().message;
+  EXPECT_EQ(deny->at("decision"), "deny");
+  auto unknown = call(id, "test/nothing", json::object{});
+  EXPECT_FALSE(unknown);  // its own -32601, relayed
+  auto echo = call(id, "test/echo", 1);
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(echo->at("echo"), 1);
+}
+
+TEST_F(SandboxHost, AnUncaughtExceptionIsACrashAndANewInstanceIsMade) {
+  auto id = load("dev.sandbox.crash", "echo", "plugin.mjs");
+  ASSERT_TRUE(call(id, "test/echo", 1));
+  EXPECT_FALSE(call(id, "test/throw", json::object{}));
+  auto again = call(id, "test/echo", 2);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->at("calls"), 2);  // a new instance: initialize, then this call
+  EXPECT_EQ(status(id).crashes, 1);
+  EXPECT_TRUE(journal_has(id, "crashed: its instance crashed: Error: boom from test/throw"));
+}
+
+TEST_F(SandboxHost, AnEndlessLoopEndsTheInstanceWithTheSpecSentenceAndItIsRestarted) {
+  auto id = load("dev.sandbox.spin", "echo", "plugin.mjs");
+  EXPECT_FALSE(call(id, "test/spin", json::object{}));
+  auto again = call(id, "test/echo", 3);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(status(id).crashes, 1);
+  EXPECT_TRUE(journal_has(id, "crashed: a turn ran past 2000 ms: Escouade stopped its instance"));
+}
+
+TEST_F(SandboxHost, ABundleThatCrashesAtOnceIsStoppedAfterFourCrashes) {
+  auto id = load("dev.sandbox.throw", "hostile", "throw.mjs");
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
+  EXPECT_EQ(status(id).crashes, 4);
+}
+
+TEST_F(SandboxHost, AForbiddenImportStopsItWithTheReasonAndNoRestart) {
+  auto id = load("dev.sandbox.import", "hostile", "imports_child_process.mjs");
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason,
+            "its bundle imports \"node:child_process\" (plugin.mjs:1), which a sandboxed plugin "
+            "may not: only node:fs and node:readline");
+  EXPECT_EQ(status(id).crashes, 0);
+  EXPECT_TRUE(journal_has(id, "stopped: its bundle imports \"node:child_process\""));
+}
+
+TEST_F(SandboxHost, AnSdk02BundleStopsWithTheAdviceToRebuild) {
+  auto id = load("dev.sandbox.old", "hostile", "sdk_0_2.mjs");
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_NE(status(id).reason.find("rebuild it with @escouade-dev/plugin 0.3 or later"),
+            std::string::npos)
+      << status(id).reason;
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+// The same through escouade-host, as the app drives it: the host's own router sends run.js to
+// the sandbox.
+TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
+  HostClient host;
+  const fs::path folder = host.plugins_dir() / "echo";
+  fs::copy(kFixtures / "echo", folder, fs::copy_options::recursive);
+  auto id = host.load_and_enable(folder);
+  auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
+  EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
+  host.wait_journal(id, "started: plugin.mjs in the sandbox");
+  host.wait_journal(id, "echo: started");
+  EXPECT_EQ(host.status(id).at("state"), "running");
+  EXPECT_EQ(host.status(id).at("pid"), nullptr);
+  auto shut = host.call("host/shutdown", json::object{});
+  EXPECT_TRUE(shut.ok()) << shut.error_message;
+  EXPECT_EQ(host.wait_exit(), 0);
+}
+
+}  // namespace
+}  // namespace escouade::testing
