@@ -397,6 +397,13 @@ std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promi
   return std::nullopt;
 }
 
+// The prelude did not run: stopped while it ran (a stop() during the start interrupts it: that
+// is the stop's end, not a fault of the prelude), or a fault of ours.
+ProgramEnd prelude_failed(Instance& in) {
+  if (in.channel.stop_cause() != StopCause::none) return failed(in);
+  return crash("its instance could not start: the prelude failed: " + describe_pending(in.cx));
+}
+
 bool call_feed(Instance& in, JS::HandleValue arg) {
   JSContext* cx = in.cx;
   JS::RootedValue f(cx, in.feed);
@@ -445,12 +452,11 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs) {
     JS::RootedValue maker(cx);
     if (!text.init(cx, kPrelude.data(), kPrelude.size(), JS::SourceOwnership::Borrowed) ||
         !JS::Evaluate(cx, options, text, &maker))
-      return crash("its instance could not start: the prelude failed: " + describe_pending(cx));
+      return prelude_failed(in);
     JS::RootedValueArray<1> args(cx);
     args[0].setObject(*host);
     JS::RootedValue feed(cx);
-    if (!JS::Call(cx, JS::UndefinedHandleValue, maker, args, &feed))
-      return crash("its instance could not start: the prelude failed: " + describe_pending(cx));
+    if (!JS::Call(cx, JS::UndefinedHandleValue, maker, args, &feed)) return prelude_failed(in);
     in.feed = feed;
   }
 
