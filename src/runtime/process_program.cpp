@@ -12,10 +12,10 @@
 #include <optional>
 #include <string>
 
-#include "base/utf8.hpp"
 #include "base/write_now.hpp"
 #include "platform/process_tree.hpp"
 #include "protocol/gen/errors.hpp"
+#include "runtime/stderr_lines.hpp"
 
 namespace escouade::runtime {
 
@@ -24,8 +24,6 @@ using Descriptor = asio::posix::stream_descriptor;
 
 namespace {
 
-// A line of stderr longer than this comes in pieces: stderr is free text, kept, not refused.
-constexpr std::size_t kStderrPiece = 16 * 1024;
 // After its exit, how long its pipes may stay open (held by something out of its tree) before
 // its end is delivered anyway.
 constexpr std::chrono::milliseconds kLinger{2000};
@@ -59,7 +57,7 @@ struct ProcessProgram::State {
   std::unique_ptr<Descriptor> in, out, err, pidfd;
   std::unique_ptr<asio::steady_timer> poll;
   proto::LineFramer framer;
-  std::string err_pending;
+  StderrLines stderr_lines;
   // Lines to write: `pending` gathers what comes while `in_flight` is being written, so that a
   // burst of lines leaves in one write instead of one system call a line. Bounded (what the
   // host holds for one plugin is): past kInputBacklog bytes not yet taken by the plugin, its
@@ -101,32 +99,18 @@ struct ProcessProgram::State {
   }
 
   void error_text(std::string_view bytes, bool at_end) {
-    err_pending.append(bytes);
-    std::size_t start = 0;
-    for (;;) {
-      const std::size_t nl = err_pending.find('\n', start);
-      if (nl == std::string::npos) break;
-      std::string_view line(err_pending.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (events.error_line) events.error_line(line);
-      start = nl + 1;
-    }
-    err_pending.erase(0, start);
-    while (err_pending.size() >= kStderrPiece) {
-      std::size_t cut = utf8_complete_prefix(std::string_view(err_pending).substr(0, kStderrPiece));
-      if (cut == 0) cut = kStderrPiece;
-      const std::string_view piece = std::string_view(err_pending).substr(0, cut);
-      if (events.error_piece) {
-        events.error_piece(piece);
-      } else if (events.error_line) {
-        events.error_line(piece);
-      }
-      err_pending.erase(0, cut);
-    }
-    if (at_end && !err_pending.empty()) {
-      if (events.error_line) events.error_line(err_pending);
-      err_pending.clear();
-    }
+    stderr_lines.feed(
+        bytes, at_end,
+        [&](std::string_view line) {
+          if (events.error_line) events.error_line(line);
+        },
+        [&](std::string_view piece) {
+          if (events.error_piece) {
+            events.error_piece(piece);
+          } else if (events.error_line) {
+            events.error_line(piece);
+          }
+        });
   }
 };
 

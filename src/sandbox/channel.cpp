@@ -138,66 +138,57 @@ std::optional<std::string> Channel::next_input() {
 }
 
 void Channel::write_out(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const auto nl = bytes.find('\n');
-    const std::string_view piece = bytes.substr(0, nl);
-    if (!out_dropping_) {
-      if (out_partial_.size() + piece.size() > kMaxLineBytes) {
-        out_dropping_ = true;
-        out_partial_.clear();
-        post([](runtime::ProgramEvents& e) {
-          if (e.output_too_long) e.output_too_long(kMaxLineBytes);
+  out_lines_.feed(
+      bytes,
+      [&](std::string_view line) {
+        post(
+            [l = std::string(line)](runtime::ProgramEvents& e) {
+              if (e.output_line) e.output_line(l);
+            },
+            line.size() + 1);
+        wait_for_room();
+      },
+      [&](std::size_t limit) {
+        post([limit](runtime::ProgramEvents& e) {
+          if (e.output_too_long) e.output_too_long(limit);
         });
-      } else {
-        out_partial_.append(piece);
-      }
-    }
-    if (nl == std::string_view::npos) return;
-    if (!out_dropping_) {
-      const std::size_t size = out_partial_.size() + 1;
-      post(
-          [line = std::exchange(out_partial_, {})](runtime::ProgramEvents& e) {
-            if (e.output_line) e.output_line(line);
-          },
-          size);
-      wait_for_room();
-    }
-    out_dropping_ = false;
-    bytes.remove_prefix(nl + 1);
-  }
+      });
 }
 
-void Channel::write_err(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const auto nl = bytes.find('\n');
-    err_partial_.append(bytes.substr(0, nl));
-    while (err_partial_.size() > kErrorPieceBytes) {
-      post(
-          [piece = err_partial_.substr(0, kErrorPieceBytes)](runtime::ProgramEvents& e) {
-            if (e.error_piece)
-              e.error_piece(piece);
-            else if (e.error_line)
-              e.error_line(piece);
-          },
-          kErrorPieceBytes);
-      err_partial_.erase(0, kErrorPieceBytes);
-      wait_for_room();
-    }
-    if (nl == std::string_view::npos) return;
-    const std::size_t size = err_partial_.size() + 1;
-    post(
-        [line = std::exchange(err_partial_, {})](runtime::ProgramEvents& e) {
-          if (e.error_line) e.error_line(line);
-        },
-        size);
-    wait_for_room();
-    bytes.remove_prefix(nl + 1);
-  }
+void Channel::write_err(std::string_view bytes, bool at_end) {
+  err_lines_.feed(
+      bytes, at_end,
+      [&](std::string_view line) {
+        post(
+            [l = std::string(line)](runtime::ProgramEvents& e) {
+              if (e.error_line) e.error_line(l);
+            },
+            line.size() + 1);
+        wait_for_room();
+      },
+      [&](std::string_view piece) {
+        post(
+            [p = std::string(piece)](runtime::ProgramEvents& e) {
+              if (e.error_piece)
+                e.error_piece(p);
+              else if (e.error_line)
+                e.error_line(p);
+            },
+            piece.size());
+        wait_for_room();
+      });
 }
 
 void Channel::flush() {
-  if (!out_partial_.empty() && !out_dropping_) write_out("\n");
-  if (!err_partial_.empty()) write_err("\n");
+  if (std::string rest = out_lines_.finish(); !rest.empty()) {
+    const std::size_t size = rest.size() + 1;
+    post(
+        [l = std::move(rest)](runtime::ProgramEvents& e) {
+          if (e.output_line) e.output_line(l);
+        },
+        size);
+  }
+  write_err({}, true);
 }
 
 void Channel::turn_begins() {

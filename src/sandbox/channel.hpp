@@ -24,8 +24,10 @@
 #include <string_view>
 
 #include "base/lifeline.hpp"
+#include "protocol/framing.hpp"
 #include "runtime/process_program.hpp"
 #include "runtime/program.hpp"
+#include "runtime/stderr_lines.hpp"
 
 namespace escouade::sandbox {
 
@@ -53,9 +55,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The next line for its input, waiting for it; nullopt at the end of its input or when it
   // must stop.
   std::optional<std::string> next_input();
-  // Its standard output (split into lines, a partial one kept until its end) and error.
+  // Its standard output and error, split into lines as a process's are (proto::LineFramer,
+  // runtime::StderrLines): a partial line kept until its end; `at_end` delivers it.
   void write_out(std::string_view bytes);
-  void write_err(std::string_view bytes);
+  void write_err(std::string_view bytes, bool at_end = false);
   // What is left of a partial line goes out as a line: at its end.
   void flush();
   // A turn of work begins or ends: the watchdog measures the CPU time between them.
@@ -86,8 +89,6 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // Past this many bytes of its output posted to the host and not yet delivered, the instance
   // waits for the host to take them.
   static constexpr std::size_t kOutputBacklog = 8u * 1024u * 1024u;
-  // A line of its error stream is cut in pieces of this size.
-  static constexpr std::size_t kErrorPieceBytes = 16u * 1024u;
 
  private:
   // Posts an event; `bytes` of output it carries count against kOutputBacklog until it ran.
@@ -127,9 +128,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::atomic<std::uint64_t> gc_bytes_{0};
 
   // The instance's thread only.
-  std::string out_partial_;
-  bool out_dropping_ = false;
-  std::string err_partial_;
+  // Its stdout and stderr are split as a process's are.
+  proto::LineFramer out_lines_{kMaxLineBytes};
+  runtime::StderrLines err_lines_;
 };
 
 }  // namespace escouade::sandbox

@@ -187,6 +187,22 @@ TEST_F(Sandbox, ConsoleAndStderrGoToTheJournalNeverToStdout) {
                                             R"(debug line 1 {"a":2})", "stderr line"}));
 }
 
+TEST_F(Sandbox, ItsOutputIsSplitAsAProcessIs) {
+  // The framing of a process's pipes: "\r\n" ends a line, an empty line is no message, and a
+  // stderr line past 16 KiB whose end has not come is given in pieces cut at a character's end
+  // ("x" then 9,000 two-byte characters: 16,384 bytes would cut one).
+  start("hostile", "crlf.mjs");
+  ended();
+  EXPECT_EQ(out_, (std::vector<std::string>{R"({"a":1})", R"({"b":2})"}));
+  std::string expected = "x";
+  for (int i = 0; i < 9000; ++i)
+    expected += "\xC3\xA9";
+  ASSERT_EQ(err_.size(), 3u);
+  EXPECT_EQ(err_[0], "warn");
+  EXPECT_EQ(err_[1].size(), 16383u);
+  EXPECT_EQ(err_[1] + err_[2], expected);
+}
+
 TEST_F(Sandbox, ConsoleOfARunningPluginLandsOnItsErrorLines) {
   start("echo", "plugin.mjs");
   call(1, "test/log");
