@@ -261,6 +261,15 @@ TEST_F(Sandbox, AnEndlessChainOfPromiseJobsIsStopped) {
   EXPECT_EQ(ended().reason, "a turn ran past 2000 ms: Escouade stopped its instance");
 }
 
+TEST_F(Sandbox, AGrowingChainOfPromiseJobsIsStoppedByOneOfItsLimits) {
+  start("hostile", "grow_jobs.mjs");
+  const auto& end = ended();
+  EXPECT_EQ(end.kind, ProgramEnd::Kind::crash);
+  EXPECT_TRUE(end.reason == "a turn ran past 2000 ms: Escouade stopped its instance" ||
+              end.reason == "its instance ran past 64 MB of memory: Escouade stopped it")
+      << end.reason;
+}
+
 TEST_F(Sandbox, AnEndlessLoopInsideAPromiseJobIsStopped) {
   start("hostile", "spin_in_job.mjs");
   EXPECT_EQ(ended().reason, "a turn ran past 2000 ms: Escouade stopped its instance");
