@@ -209,7 +209,27 @@ void Channel::turn_ends() {
   in_turn_ = false;
 }
 
+void Channel::gc_bytes(std::uint64_t bytes) noexcept {
+  gc_bytes_.store(bytes);
+  memory::engine_heap(account_.load(), bytes);
+}
+
+std::uint64_t Channel::memory_bytes() const noexcept {
+  return gc_bytes_.load() + memory::bytes(account_.load());
+}
+
+bool Channel::check_memory() {
+  if (!memory::over(account_.load())) return false;
+  stop(StopCause::out_of_memory);
+  return true;
+}
+
 bool Channel::check_turn() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!in_turn_) return false;
+  }
+  if (check_memory()) return true;
   std::lock_guard lock(mutex_);
   // Under the lock: the instance's thread leaves its turn (and then exits) only through it, so
   // its clock is read while the thread exists.

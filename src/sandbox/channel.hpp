@@ -28,6 +28,7 @@
 #include "runtime/process_program.hpp"
 #include "runtime/program.hpp"
 #include "runtime/stderr_lines.hpp"
+#include "sandbox/memory_account.hpp"
 
 namespace escouade::sandbox {
 
@@ -70,15 +71,23 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // How the engine interrupts the instance's thread from another thread; set once its context
   // exists, cleared before it is destroyed. Called under the channel's lock.
   void set_interrupter(std::function<void()> interrupter);
-  // The GC heap's size, as the instance last said it.
-  void gc_bytes(std::uint64_t bytes) noexcept { gc_bytes_.store(bytes); }
+  // The GC heap's size, as the instance last said it; counted with its account's blocks.
+  void gc_bytes(std::uint64_t bytes) noexcept;
   std::uint64_t gc_bytes() const noexcept { return gc_bytes_.load(); }
+  // The memory account that its thread's allocations are charged to (memory_account.hpp), once
+  // the instance opened it.
+  void account(memory::Account account) noexcept { account_.store(account); }
+  // What it holds: its GC heap and what its account charges (0 without an account).
+  std::uint64_t memory_bytes() const noexcept;
+  // Past its memory limit it is stopped (out_of_memory); whether it was.
+  bool check_memory();
   const runtime::ProgramLimits& limits() const noexcept { return limits_; }
   // It ended: posted last, after every line it wrote.
   void ended(runtime::ProgramEnd end);
 
   // --- the watchdog's thread
-  // Whether it is in a turn; past its budget, it is stopped (turn_too_long).
+  // Whether it is in a turn; past its budget, it is stopped (turn_too_long), and past its
+  // memory limit too (out_of_memory).
   bool check_turn();
 
   // Past this many bytes not yet taken, notifications are dropped (as a process's input is).
@@ -126,6 +135,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::atomic<long long> over_budget_ms_{0};
   std::atomic<std::size_t> decisions_{0};
   std::atomic<std::uint64_t> gc_bytes_{0};
+  std::atomic<memory::Account> account_{0};
 
   // The instance's thread only.
   // Its stdout and stderr are split as a process's are.

@@ -142,7 +142,7 @@ void SandboxProgram::stop() {
 
 std::optional<std::uint64_t> SandboxProgram::memory_bytes() const {
   if (!channel_) return std::nullopt;
-  return channel_->gc_bytes();
+  return channel_->memory_bytes();
 }
 
 std::string SandboxProgram::describe() const {

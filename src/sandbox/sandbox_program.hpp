@@ -45,8 +45,8 @@ class SandboxProgram final : public runtime::Program {
   // Interrupts the instance wherever it is; `exited` follows ("stopped by Escouade").
   void stop() override;
   std::optional<int> pid() const override { return std::nullopt; }
-  // Its GC heap, as it last said it at the end of a turn: what the sandbox can tell today (the
-  // malloc'd contents of its buffers are not counted yet).
+  // What its instance holds: its GC heap as it last said it, and the blocks its memory account
+  // charges now (memory_account.hpp; the GC heap alone in a build with AddressSanitizer).
   std::optional<std::uint64_t> memory_bytes() const override;
   // "dist/plugin.mjs in the sandbox".
   std::string describe() const override;

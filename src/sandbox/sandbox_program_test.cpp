@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/memory_account.hpp"
+
 namespace escouade::sandbox {
 namespace {
 
@@ -316,16 +318,65 @@ TEST_F(Sandbox, AnUnhandledRejectionIsACrash) {
 }
 
 TEST_F(Sandbox, AGrowingHeapIsStoppedAtItsLimitEvenWhenTheErrorIsCaught) {
-  // Near its cap the engine collects again and again before it gives up: the turn's budget is
-  // raised here so that the memory limit, not the CPU one, is what this test sees.
   runtime::ProgramLimits limits;
-  limits.turn = std::chrono::minutes(1);
-  limits.memory_bytes = 16u * 1024u * 1024u;
+  if (!memory::accounting()) {
+    // The GC heap's own cap alone (no account under AddressSanitizer): near it the engine
+    // collects again and again before it gives up, so the turn's budget is raised here for the
+    // memory limit, not the CPU one, to be what this test sees.
+    limits.turn = std::chrono::minutes(1);
+    limits.memory_bytes = 16u * 1024u * 1024u;
+  }
   start("hostile", "grow.mjs", limits);
   const auto& end = ended();
   EXPECT_EQ(end.kind, ProgramEnd::Kind::crash);
-  EXPECT_EQ(end.reason, "its instance ran past 16 MB of memory: Escouade stopped it")
+  EXPECT_EQ(end.reason, "its instance ran past " + std::to_string(limits.memory_bytes >> 20) +
+                            " MB of memory: Escouade stopped it")
       << (err_.empty() ? std::string() : err_.back());
+}
+
+// Memory outside the GC heap: the memory account (memory_account.hpp), at the default 64 MB.
+class SandboxMemory : public Sandbox {
+ protected:
+  void SetUp() override {
+    if (!memory::accounting())
+      GTEST_SKIP() << "built with AddressSanitizer, which replaces malloc itself: no memory "
+                      "account, the GC heap alone is capped (docs/sandbox.md)";
+  }
+  void expect_stopped_for_memory(const std::string& module) {
+    start("hostile", module);
+    const auto& end = ended();
+    EXPECT_EQ(end.kind, ProgramEnd::Kind::crash);
+    EXPECT_EQ(end.reason, "its instance ran past 64 MB of memory: Escouade stopped it");
+  }
+};
+
+TEST_F(SandboxMemory, GrowingTypedArraysAreStoppedAt64MB) {
+  expect_stopped_for_memory("grow_buffers.mjs");
+}
+
+TEST_F(SandboxMemory, GrowingArraysOfNumbersAreStoppedAt64MB) {
+  expect_stopped_for_memory("grow_arrays.mjs");
+}
+
+TEST_F(SandboxMemory, GrowingLongStringsAreStoppedAt64MB) {
+  expect_stopped_for_memory("grow_strings.mjs");
+}
+
+TEST_F(SandboxMemory, ARefusedHugeBufferEndsItEvenWhenTheErrorIsCaught) {
+  expect_stopped_for_memory("huge_buffer.mjs");
+  // The refusal is an out-of-memory error: its instance is interrupted before its catch runs.
+  EXPECT_FALSE(err_has("huge: given"));
+}
+
+TEST_F(SandboxMemory, WhatItHoldsIsItsMemoryAndItKeepsRunningBelowTheLimit) {
+  start("hostile", "hold_buffers.mjs");
+  send(json::object{{"jsonrpc", "2.0"}, {"method", "ping"}});
+  ASSERT_TRUE(run_until([&] { return !out_.empty() || end_; }));
+  ASSERT_FALSE(end_) << end_->reason;
+  EXPECT_EQ(json::parse(out_.front()).at("held"), 20);
+  ASSERT_TRUE(program_->memory_bytes());
+  EXPECT_GT(*program_->memory_bytes(), 20u * 1024u * 1024u);
+  EXPECT_LT(*program_->memory_bytes(), 64u * 1024u * 1024u);
 }
 
 TEST_F(Sandbox, DeepRecursionIsACatchableError) {

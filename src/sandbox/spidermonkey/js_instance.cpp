@@ -244,6 +244,12 @@ void on_out_of_memory(JSContext* cx, void*) {
   in->channel.stop(StopCause::out_of_memory);
 }
 
+// After each collection: the GC heap's size counts with the account's blocks.
+void on_gc(JSContext* cx, JSGCStatus status, JS::GCReason, void*) {
+  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  if (in && status == JSGC_END) in->channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
+}
+
 void on_rejection(JSContext* cx, bool, JS::HandleObject promise,
                   JS::PromiseRejectionHandlingState state, void*) {
   auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
@@ -381,8 +387,10 @@ ProgramEnd failed(Instance& in) {
 
 // After each turn: a stop asked meanwhile, or a rejection no handler took, ends it.
 std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promise) {
-  if (in.channel.stop_cause() != StopCause::none || in.exit_code) return failed(in);
   JSContext* cx = in.cx;
+  in.channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
+  in.channel.check_memory();
+  if (in.channel.stop_cause() != StopCause::none || in.exit_code) return failed(in);
   for (auto it = in.unhandled.begin(); it != in.unhandled.end(); ++it) {
     JS::RootedObject promise(cx, it->get());
     if (promise == module_promise) continue;  // told below, with the module's own words
@@ -393,7 +401,6 @@ std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promi
     JS::RootedValue reason(cx, JS::GetPromiseResult(module_promise));
     return crash("its instance crashed: " + describe_value(cx, reason));
   }
-  in.channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
   return std::nullopt;
 }
 
@@ -532,8 +539,18 @@ bool start_engine() {
 ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes) {
   if (!start_engine() || !g_parent) return crash("its instance could not start: no JS engine");
   ++g_instances;
-  JSContext* cx = JS_NewContext(channel.limits().memory_bytes, JS_GetRuntime(g_parent));
+  // Everything this thread allocates from here on is the instance's: its context included.
+  const memory::Account account = memory::open(channel.limits().memory_bytes);
+  channel.account(account);
+  // With an account, the account counts the GC heap with the rest and ends the instance at its
+  // limit; the engine's own cap is then twice as high, where it only bounds what the heap takes
+  // before the account sees it (near its cap the engine collects again and again before it gives
+  // up, which made a growing heap a CPU end rather than a memory one). Without one, the engine's
+  // cap is the limit.
+  const std::uint64_t limit = channel.limits().memory_bytes;
+  JSContext* cx = JS_NewContext(account ? 2 * limit : limit, JS_GetRuntime(g_parent));
   if (!cx) {
+    memory::close(account);
     --g_instances;
     return crash("its instance could not start: no room for its context");
   }
@@ -552,6 +569,7 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
     } else {
       JS_AddInterruptCallback(cx, on_interrupt);
       JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+      JS_SetGCCallback(cx, on_gc, nullptr);
       JS::SetPromiseRejectionTrackerCallback(cx, on_rejection, nullptr);
       JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
       channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
@@ -580,6 +598,7 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
     JS_SetContextPrivate(cx, nullptr);
   }
   JS_DestroyContext(cx);
+  memory::close(account);
   --g_instances;
   return end;
 }

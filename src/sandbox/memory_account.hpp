@@ -1,0 +1,49 @@
+#pragma once
+
+// The memory account of each sandboxed instance: what it holds outside its engine's GC heap
+// (the contents of its ArrayBuffers and typed arrays, the elements of its arrays, the characters
+// of its long strings, its engine's own tables) is malloc'd, and the GC heap's cap does not see
+// it (notes/spidermonkey-102.md). So this executable replaces malloc (glibc's documented way:
+// malloc, free, calloc, realloc and the aligned ones defined in the program) and charges every
+// block made on an instance's thread to that instance's account, whichever thread frees it.
+//
+// An account has a limit: past it (its blocks plus the GC heap it was last told of) it is
+// "over", which the watchdog and the instance's turns read to stop the instance; an allocation
+// that would take it past twice its limit fails (malloc returns null, which the engine reports
+// as out of memory). The soft limit ends the instance; the hard one bounds what it can take
+// before the watchdog sees it, without failing the engine's own small allocations while it ends.
+//
+// Blocks made on other threads carry nothing and cost one thread-local read more. Built with
+// AddressSanitizer, which replaces malloc itself, nothing is replaced: accounting() is false and
+// every account reads 0 (the sandbox then caps the GC heap alone, docs/sandbox.md).
+//
+// Thread: open() and close() on the instance's thread; the rest from any thread. Accounts live
+// in a fixed table that is never freed: reading a closed one is harmless.
+
+#include <cstdint>
+
+namespace escouade::sandbox::memory {
+
+// Whether this build charges malloc to accounts.
+bool accounting() noexcept;
+
+// An account's number; 0 is none.
+using Account = std::uint32_t;
+
+// Opens an account of `limit` bytes and charges the calling thread's allocations to it until
+// close(). 0 when accounting() is false or every account is taken (4095 at once).
+Account open(std::uint64_t limit) noexcept;
+// The calling thread's allocations are charged to nothing again; the account is free for
+// another instance (the blocks still charged to it are then forgotten as they are freed).
+void close(Account account) noexcept;
+
+// What is charged to it now: its live blocks, with their headers.
+std::uint64_t bytes(Account account) noexcept;
+// Its blocks and the GC heap it was told of are past its limit, or an allocation past twice its
+// limit was refused.
+bool over(Account account) noexcept;
+// The size of the instance's GC heap (not malloc'd: the engine maps its own chunks), counted
+// with its blocks against its limit.
+void engine_heap(Account account, std::uint64_t bytes) noexcept;
+
+}  // namespace escouade::sandbox::memory
