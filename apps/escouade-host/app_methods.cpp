@@ -71,6 +71,8 @@ void load(host::Host& host, const hp::LoadParams& p, rpc::Reply reply) {
   out.version = loaded->version;
   if (loaded->run) out.run = hp::loaded_run_from_string(*loaded->run);
   out.activation = loaded->activation;
+  out.runs_as = loaded->runs_as;
+  out.asks = loaded->asks;
   answer_with(reply, out);
 }
 

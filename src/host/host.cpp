@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "manifest/install_words.hpp"
 #include "policy/audience.hpp"
 #include "protocol/default_answers.hpp"
 #include "protocol/encode.hpp"
@@ -157,6 +158,8 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
   out.run = run_name(p->manifest.run.kind);
   for (const auto& a : p->manifest.activation)
     out.activation.push_back("event:" + a.text);
+  out.runs_as = manifest::runs_as(p->manifest);
+  out.asks = manifest::capabilities_asked(p->manifest);
   return out;
 }
 

@@ -71,6 +71,8 @@ struct Loaded {
   std::string version;
   std::optional<std::string> run;  // "command", "js", "wasm"; nullopt: declarative
   std::vector<std::string> activation;
+  std::string runs_as;            // what the install window says (manifest/install_words.hpp)
+  std::vector<std::string> asks;  // each capability asked, a sentence each
 };
 
 class Host {

@@ -103,6 +103,20 @@ TEST(HostStart, OneProcessServesEveryCall) {
   EXPECT_EQ(a.result.at("pid"), c.result.at("pid"));
 }
 
+TEST(HostLoad, ACommandIsSaidToRunAProgramWithYourRightsAndWhatItAsks) {
+  HostClient host;
+  PluginSpec spec{"dev.test.words"};
+  spec.secrets = {"token"};
+  auto folder = make_plugin(host.plugins_dir(), spec);
+  auto loaded = host.call("host/load", json::object{{"folder", folder.string()}});
+  ASSERT_TRUE(loaded.ok()) << loaded.error_message;
+  EXPECT_EQ(loaded.result.at("run"), "command");
+  EXPECT_EQ(loaded.result.at("runsAs"), "Runs a program on your computer, with your rights");
+  EXPECT_EQ(loaded.result.at("asks"),
+            (json::array{"Sees the facts agent.status", "Answers the agents' permission requests",
+                         "Reads its secrets token"}));
+}
+
 TEST(HostLoad, ABadManifestNamesTheField) {
   HostClient host;
   auto folder = make_plugin(host.plugins_dir(), {"dev.test.bad"});

@@ -200,6 +200,12 @@ TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
   HostClient host;
   const fs::path folder = host.plugins_dir() / "echo";
   fs::copy(kFixtures / "echo", folder, fs::copy_options::recursive);
+  auto loaded = host.call("host/load", json::object{{"folder", folder.string()}});
+  ASSERT_TRUE(loaded.ok()) << loaded.error_message;
+  EXPECT_EQ(loaded.result.at("run"), "js");
+  EXPECT_EQ(loaded.result.at("runsAs"), "Runs inside Escouade, isolated");
+  EXPECT_EQ(loaded.result.at("asks"), (json::array{"Sees the facts agent.status",
+                                                   "Answers the agents' permission requests"}));
   auto id = host.load_and_enable(folder);
   auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));

@@ -172,6 +172,14 @@ TEST(ConformanceBench, ARunJsPluginRunsInTheSandbox) {
   }
 }
 
+TEST(ConformanceBench, CheckSaysARunJsPluginRunsInsideEscouadeIsolated) {
+  Ran ran = run_cli({"check", (fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo").string()});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  EXPECT_NE(ran.out.find("The install window says:\n  Runs inside Escouade, isolated\n"),
+            std::string::npos)
+      << ran.out;
+}
+
 TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
   PluginFolder folder("minimal", "{}");
   Verdicts v = bench(folder);
@@ -289,6 +297,13 @@ TEST(ConformanceBench, CheckSummarizesAManifestThatHolds) {
   EXPECT_NE(ran.out.find("activation: event:agent.status"), std::string::npos) << ran.out;
   EXPECT_NE(ran.out.find("decide"), std::string::npos);
   EXPECT_NE(ran.out.find("secret token"), std::string::npos);
+  EXPECT_NE(ran.out.find("The install window says:\n"
+                         "  Runs a program on your computer, with your rights\n"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("  - Answers the agents' permission requests\n"), std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("  - Reads its secrets token\n"), std::string::npos) << ran.out;
 }
 
 TEST(ConformanceBench, ATimeScaleIsSaidInTheSentenceThatNamesTheDelay) {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "manifest/install_words.hpp"
 #include "manifest/manifest.hpp"
 
 namespace escouade::cli {
@@ -69,7 +70,11 @@ int run_check(const std::string& folder) {
             << "  run: " << run << "\n"
             << "  activation: "
             << (activation.empty() ? "none: it never starts by itself" : list(activation)) << "\n"
-            << "  permissions: " << list(permissions_of(m->permissions)) << "\n";
+            << "  permissions: " << list(permissions_of(m->permissions)) << "\n"
+            << "The install window says:\n"
+            << "  " << manifest::runs_as(*m) << "\n";
+  for (const auto& asked : manifest::capabilities_asked(*m))
+    std::cout << "  - " << asked << "\n";
   return 0;
 }
 
