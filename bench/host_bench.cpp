@@ -11,6 +11,9 @@
 //           in groups of their own) is restarted, so killed, again and again
 //   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
 //           plugin's permissions/decide round trip through host.call (the floor of a decision)
+//   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
+//           sandbox beside the same plugin as a process (host_bench_sandbox.cpp)
+//   malloc  the memory account's cost per malloc/free pair, beside glibc's own
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json and bench_floors, run
 // beside it (bench/run.sh prints the ratios). The app's side is in host_bench_app.cpp.
 
@@ -89,51 +92,6 @@ double pct(std::vector<double> v, double p) {
 }
 
 namespace {
-
-struct Rig {
-  asio::io_context io;
-  runtime::ProcessContext context;
-  // As escouade-host: trees are killed off the host's thread.
-  runtime::TreeEnder ender{io.get_executor()};
-  runtime::ProcessProgramFactory processes{io.get_executor(), context};
-  // As escouade-host: run.js plugins in the sandbox.
-  sandbox::SandboxProgramFactory sandboxed{io.get_executor()};
-  runtime::ProgramRouter programs;
-  std::unique_ptr<host::Host> host;
-  fs::path data = g_root / "data";
-
-  Rig() {
-    host::HostConfig c;
-    c.data_dir = data;
-    c.base_env = {"PATH=/usr/bin:/bin"};
-    context.ender = &ender;
-    programs.route(runtime::RunKind::command, &processes);
-    programs.route(runtime::RunKind::js, &sandboxed);
-    host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
-  }
-  ~Rig() {
-    bool done = false;
-    host->shutdown([&] { done = true; });
-    while (!done)
-      io.run_one();
-  }
-  std::string add(const std::string& id, const fs::path& program = ESCOUADE_FIXTURE_PLUGIN,
-                  const std::string& mode = "good") {
-    auto l = host->load(make_plugin(id, program, mode));
-    if (!l) throw std::runtime_error(l.error().message);
-    (void)host->enable(id, host::Project{"p1", "billing", false, {}});
-    return id;
-  }
-  json::value call(const std::string& id, const std::string& method, json::value params) {
-    std::optional<Result<json::value>> out;
-    host->call(id, method, std::move(params), std::nullopt,
-               [&](Result<json::value> r) { out = std::move(r); });
-    while (!out)
-      io.run_one();
-    if (!*out) throw std::runtime_error(out->error().message);
-    return std::move(**out);
-  }
-};
 
 void bench_call(int iterations) {
   Rig rig;
@@ -372,6 +330,8 @@ int main(int argc, char** argv) {
     if (which == "all" || which == "neighbours") bench_neighbours(5000);
     if (which == "all" || which == "cold") bench_cold(20);
     if (which == "all" || which == "idle") bench_idle(200);
+    if (which == "all" || which == "sandbox") bench_sandbox(5000);
+    if (which == "all" || which == "malloc") bench_malloc_account(10'000'000);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_host: %s\n", e.what());
     fs::remove_all(g_root);

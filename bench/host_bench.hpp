@@ -1,12 +1,22 @@
 #pragma once
 
-// What bench_host's two files share: the plugin folders it makes, the params of its calls, its
-// percentiles, and the app's side (host_bench_app.cpp: escouade-host driven over its pipes).
+// What bench_host's files share: the plugin folders it makes, the params of its calls, its
+// percentiles, the host it drives (Rig), the app's side (host_bench_app.cpp: escouade-host driven
+// over its pipes) and the sandbox's figures (host_bench_sandbox.cpp).
 
+#include <boost/asio/io_context.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "host/host.hpp"
+#include "runtime/process_program.hpp"
+#include "runtime/tree_ender.hpp"
+#include "sandbox/sandbox_program.hpp"
 
 namespace host_bench {
 
@@ -24,6 +34,84 @@ boost::json::value payload();
 
 // The sample at rank p * (n - 1) of the sorted samples.
 double pct(std::vector<double> v, double p);
+
+// Makes what `inner` makes and remembers each program (the sandbox's figures read their memory;
+// a pointer is good while its plugin runs).
+struct Recording final : escouade::runtime::ProgramFactory {
+  explicit Recording(escouade::runtime::ProgramFactory& f) : inner(f) {}
+  bool runs(escouade::runtime::RunKind kind) const override { return inner.runs(kind); }
+  std::unique_ptr<escouade::runtime::Program> make(
+      const escouade::runtime::ProgramSpec& spec) override {
+    auto p = inner.make(spec);
+    made.push_back(p.get());
+    return p;
+  }
+  escouade::runtime::ProgramFactory& inner;
+  std::vector<escouade::runtime::Program*> made;
+};
+
+// The host as escouade-host makes it, with real plugin processes and the sandbox, on this
+// thread's loop.
+using namespace escouade;
+struct Rig {
+  boost::asio::io_context io;
+  runtime::ProcessContext context;
+  // As escouade-host: trees are killed off the host's thread.
+  runtime::TreeEnder ender{io.get_executor()};
+  runtime::ProcessProgramFactory processes{io.get_executor(), context};
+  // As escouade-host: run.js plugins in the sandbox (each program it made remembered).
+  sandbox::SandboxProgramFactory sandboxed{io.get_executor()};
+  Recording js{sandboxed};
+  runtime::ProgramRouter programs;
+  std::unique_ptr<host::Host> host;
+  std::filesystem::path data = g_root / "data";
+
+  Rig() {
+    host::HostConfig c;
+    c.data_dir = data;
+    c.base_env = {"PATH=/usr/bin:/bin"};
+    context.ender = &ender;
+    programs.route(runtime::RunKind::command, &processes);
+    programs.route(runtime::RunKind::js, &js);
+    host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
+  }
+  ~Rig() {
+    bool done = false;
+    host->shutdown([&] { done = true; });
+    while (!done)
+      io.run_one();
+  }
+  std::string add(const std::string& id,
+                  const std::filesystem::path& program = ESCOUADE_FIXTURE_PLUGIN,
+                  const std::string& mode = "good") {
+    return add_folder(id, make_plugin(id, program, mode));
+  }
+  std::string add_folder(const std::string& id, const std::filesystem::path& folder) {
+    auto l = host->load(folder);
+    if (!l) throw std::runtime_error(l.error().message);
+    (void)host->enable(id, host::Project{"p1", "billing", false, {}});
+    return id;
+  }
+  boost::json::value call(const std::string& id, const std::string& method,
+                          boost::json::value params) {
+    std::optional<Result<boost::json::value>> out;
+    host->call(id, method, std::move(params), std::nullopt,
+               [&](Result<boost::json::value> r) { out = std::move(r); });
+    while (!out)
+      io.run_one();
+    if (!*out) throw std::runtime_error(out->error().message);
+    return std::move(**out);
+  }
+};
+
+// A run.js plugin folder under g_root: bench/plugins/echo.mjs, which answers as the fixture
+// plugin's good mode does (test/echo gives its params back, permissions/decide allows).
+std::filesystem::path make_js_plugin(const std::string& id);
+
+// The sandbox beside processes: calls, decisions, cold starts, idle memory
+// (host_bench_sandbox.cpp), and the memory account's cost per allocation.
+void bench_sandbox(int iterations);
+void bench_malloc_account(int pairs);
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
 void bench_app(int iterations);

@@ -77,6 +77,8 @@ jobs=(
   "$bin/bench_host pipelined"
   "$bin/bench_floors spawn $plugin"
   "$bin/bench_host cold"
+  "$bin/bench_host sandbox"
+  "$bin/bench_host malloc"
 )
 
 echo "== the floors and the host, $rounds rounds, each pinned and unpinned"
@@ -120,6 +122,14 @@ a call through escouade-host, p99|"bench":"pipe_floor","mode":"json",|p99_us|"be
 256 calls in flight, C++ API (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_api",|calls_per_s|rate|≥ 0.50×
 256 calls in flight, escouade-host (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_app",|calls_per_s|rate|≥ 0.30×
 cold start: spawn to the first call's answer, p50|"bench":"floor_spawn",|p50_ms|"bench":"cold_start",|p50_ms|diff|≤ +0.30 ms
+a call to a run.js plugin in the sandbox, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|—
+the same call, p50 (floor: the same plugin as a process)|"bench":"sandbox_call",|process_p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|—
+the same call, p99 (floor: as a process)|"bench":"sandbox_call",|process_p99_us|"bench":"sandbox_call",|sandbox_p99_us|time|—
+a decision of one run.js plugin, p50 (floor: as a process)|"bench":"sandbox_decide",|process_p50_us|"bench":"sandbox_decide",|sandbox_p50_us|time|—
+a decision of one run.js plugin, p99 (floor: as a process)|"bench":"sandbox_decide",|process_p99_us|"bench":"sandbox_decide",|sandbox_p99_us|time|—
+cold start of a run.js instance, no compile cache, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|sandbox_p50_ms|diff|—
+malloc/free of 64 B charged to an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_charged_ns|time|—
+malloc/free of 64 B on a thread without an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_no_account_ns|time|—
 EOF
 }
 
@@ -143,6 +153,7 @@ table() {
       if (v == "") return "?"
       if (key ~ /_us$/) return sprintf("%.1f µs", v)
       if (key ~ /_ms$/) return sprintf("%.2f ms", v)
+      if (key ~ /_ns$/) return sprintf("%.1f ns", v)
       if (v >= 1e6) return sprintf("%.2f M/s", v / 1e6)
       return sprintf("%.1f k/s", v / 1e3)
     }

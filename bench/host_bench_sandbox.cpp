@@ -1,0 +1,194 @@
+// bench_host's sandbox figures (issue 13, point 9), each beside the same work of the same plugin
+// run as a process (the fixture plugin's good mode; bench/plugins/echo.mjs in the sandbox):
+//   a call's round trip (test/echo, the ~400-byte payload), p50/p99
+//   a decision's round trip (one plugin's permissions/decide through host.call), p50/p99
+//   cold start: from the call that starts the plugin to its answer, p50/p99 (the sandbox has
+//     no compile cache yet: every start compiles the bundle)
+//   memory per idle instance: what each of 20 running, idle instances holds by its own account
+//     (memory_bytes(): its GC heap and its malloc'd blocks), and the host's resident memory
+//     that 20 more instances add
+// and the memory account's cost: a malloc/free pair of 64 bytes by glibc itself, through the
+// replacement on a thread without an account, and charged to an account.
+
+#include <malloc.h>
+#include <pthread.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "host_bench.hpp"
+#include "sandbox/memory_account.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void __libc_free(void*);
+}
+
+namespace host_bench {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+fs::path make_js_plugin(const std::string& id) {
+  fs::path dir = g_root / id;
+  fs::create_directories(dir);
+  fs::copy_file(ESCOUADE_BENCH_JS_PLUGIN, dir / "plugin.mjs", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "escouade-plugin.json")
+      << R"({"id":")" << id
+      << R"(","version":"1.0.0","name":"bench","run":{"js":"plugin.mjs"},)"
+         R"("activation":["event:agent.status"],"permissions":{"events":["agent.status"],)"
+         R"("decide":true}})";
+  return dir;
+}
+
+namespace {
+
+json::value decide_params() {
+  return json::object{
+      {"request", json::object{{"id", "r-1"},
+                               {"kind", "command"},
+                               {"tool", "Bash"},
+                               {"input", json::object{{"command", "npm test -- --watch=false"}}}}},
+      {"project", json::object{{"id", "p1"}, {"name", "billing"}, {"private", false}}},
+      {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}}};
+}
+
+// `iterations` calls of `method`, one at a time, each timed (after 500 untimed).
+std::vector<double> round_trips(Rig& rig, const std::string& id, const std::string& method,
+                                const json::value& params, int iterations) {
+  for (int i = 0; i < 500; ++i)
+    rig.call(id, method, params);
+  std::vector<double> us;
+  for (int i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    rig.call(id, method, params);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  return us;
+}
+
+void print_pair(const char* what, const std::vector<double>& process,
+                const std::vector<double>& sandbox) {
+  std::printf(
+      "{\"bench\":\"sandbox_%s\",\"iterations\":%zu,\"process_p50_us\":%.1f,"
+      "\"process_p99_us\":%.1f,\"sandbox_p50_us\":%.1f,\"sandbox_p99_us\":%.1f}\n",
+      what, sandbox.size(), pct(process, 0.5), pct(process, 0.99), pct(sandbox, 0.5),
+      pct(sandbox, 0.99));
+}
+
+std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path& folder,
+                                int starts) {
+  std::vector<double> ms;
+  for (int i = 0; i < starts; ++i) {
+    (void)rig.host->load(folder);  // a fresh supervisor: idle, nothing runs
+    const auto a = Clock::now();
+    rig.call(id, "test/echo", json::object{});  // starts it: instance, initialize, one call
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    (void)rig.host->disable(id, "p1");
+    (void)rig.host->enable(id, host::Project{"p1", "billing", false, {}});
+  }
+  return ms;
+}
+
+long resident_kb() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+void idle_memory(int instances) {
+  Rig rig;
+  std::vector<std::string> ids;
+  auto start_some = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string id = "dev.bench.idle.js" + std::to_string(ids.size());
+      rig.add_folder(id, make_js_plugin(id));
+      rig.call(id, "test/echo", json::object{});
+      ids.push_back(id);
+    }
+  };
+  start_some(instances);
+  double held = 0;
+  for (auto* p : rig.js.made)
+    held += static_cast<double>(p->memory_bytes().value_or(0));
+  held /= static_cast<double>(rig.js.made.size());
+  const long before = resident_kb();
+  start_some(instances);
+  const long after = resident_kb();
+  std::printf(
+      "{\"bench\":\"sandbox_idle_instance\",\"instances\":%d,\"accounted\":%s,"
+      "\"held_kb_per_instance\":%.0f,\"host_rss_kb_per_instance\":%.0f}\n",
+      instances, sandbox::memory::accounting() ? "true" : "false",
+      held / 1024.0,
+      static_cast<double>(after - before) / instances);
+}
+
+}  // namespace
+
+void bench_sandbox(int iterations) {
+  {
+    Rig rig;
+    const auto proc = rig.add("dev.bench.proc");
+    const auto js = rig.add_folder("dev.bench.js", make_js_plugin("dev.bench.js"));
+    const json::value p = payload();
+    const auto proc_calls = round_trips(rig, proc, "test/echo", p, iterations);
+    const auto js_calls = round_trips(rig, js, "test/echo", p, iterations);
+    print_pair("call", proc_calls, js_calls);
+    const json::value d = decide_params();
+    const auto proc_decide = round_trips(rig, proc, "permissions/decide", d, iterations);
+    const auto js_decide = round_trips(rig, js, "permissions/decide", d, iterations);
+    print_pair("decide", proc_decide, js_decide);
+  }
+  {
+    Rig rig;
+    const auto proc = rig.add("dev.bench.cold.proc");
+    const auto js = rig.add_folder("dev.bench.cold.js", make_js_plugin("dev.bench.cold.js"));
+    const auto proc_ms = cold_starts(rig, proc, g_root / proc, 20);
+    const auto js_ms = cold_starts(rig, js, g_root / js, 20);
+    std::printf(
+        "{\"bench\":\"sandbox_cold_start\",\"starts\":20,\"process_p50_ms\":%.2f,"
+        "\"process_p99_ms\":%.2f,\"sandbox_p50_ms\":%.2f,\"sandbox_p99_ms\":%.2f,"
+        "\"compile_cache\":false}\n",
+        pct(proc_ms, 0.5), pct(proc_ms, 0.99), pct(js_ms, 0.5), pct(js_ms, 0.99));
+  }
+  idle_memory(20);
+}
+
+void bench_malloc_account(int pairs) {
+  auto timed = [&](auto alloc, auto release) {
+    std::vector<void*> blocks(64);
+    const auto a = Clock::now();
+    for (int i = 0; i < pairs; i += 64) {
+      for (auto& b : blocks)
+        b = alloc(64);
+      for (auto* b : blocks)
+        release(b);
+    }
+    return std::chrono::duration<double, std::nano>(Clock::now() - a).count() / pairs;
+  };
+  auto glibc = [&] { return timed(__libc_malloc, __libc_free); };
+  auto replaced = [&] { return timed(malloc, free); };
+  double floor_ns = 0, unaccounted_ns = 0, accounted_ns = 0;
+  std::thread([&] {
+    floor_ns = glibc();
+    unaccounted_ns = replaced();
+    const auto account = sandbox::memory::open(64ull * 1024 * 1024);
+    accounted_ns = replaced();
+    sandbox::memory::close(account);
+    // Again, in the other order, and the best of each kept: the machine's noise, not the code.
+    floor_ns = std::min(floor_ns, glibc());
+    unaccounted_ns = std::min(unaccounted_ns, replaced());
+  }).join();
+  std::printf(
+      "{\"bench\":\"malloc_account\",\"pairs\":%d,\"accounted\":%s,\"glibc_ns\":%.1f,"
+      "\"replaced_no_account_ns\":%.1f,\"replaced_charged_ns\":%.1f}\n",
+      pairs, sandbox::memory::accounting() ? "true" : "false", floor_ns, unaccounted_ns,
+      accounted_ns);
+}
+
+}  // namespace host_bench
