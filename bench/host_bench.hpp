@@ -36,7 +36,8 @@ boost::json::value payload();
 double pct(std::vector<double> v, double p);
 
 // Makes what `inner` makes and remembers each program (the sandbox's figures read their memory;
-// a pointer is good while its plugin runs).
+// a pointer is good while its plugin runs). prepare() is not passed on: no bundle is compiled
+// at load, so that the cold starts choose what is compiled before their clock starts.
 struct Recording final : escouade::runtime::ProgramFactory {
   explicit Recording(escouade::runtime::ProgramFactory& f) : inner(f) {}
   bool runs(escouade::runtime::RunKind kind) const override { return inner.runs(kind); }
@@ -106,7 +107,8 @@ struct Rig {
 
 // A run.js plugin folder under g_root: bench/plugins/echo.mjs, which answers as the fixture
 // plugin's good mode does (test/echo gives its params back, permissions/decide allows).
-std::filesystem::path make_js_plugin(const std::string& id);
+// `tail`, when given, is appended as a comment: another bundle, the same plugin.
+std::filesystem::path make_js_plugin(const std::string& id, const std::string& tail = {});
 
 // The sandbox beside processes: calls, decisions, cold starts, idle memory
 // (host_bench_sandbox.cpp), and the memory account's cost per allocation.

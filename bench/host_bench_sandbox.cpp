@@ -2,8 +2,8 @@
 // run as a process (the fixture plugin's good mode; bench/plugins/echo.mjs in the sandbox):
 //   a call's round trip (test/echo, the ~400-byte payload), p50/p99
 //   a decision's round trip (one plugin's permissions/decide through host.call), p50/p99
-//   cold start: from the call that starts the plugin to its answer, p50/p99 (the sandbox has
-//     no compile cache yet: every start compiles the bundle)
+//   cold start: from the call that starts the plugin to its answer, p50/p99, its bundle's
+//     stencil in the compile cache, and a bundle changed before each start (compiled by it)
 //   memory per idle instance: what each of 20 running, idle instances holds by its own account
 //     (memory_bytes(): its GC heap and its malloc'd blocks), and the host's resident memory
 //     that 20 more instances add
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "host_bench.hpp"
@@ -33,10 +34,11 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-fs::path make_js_plugin(const std::string& id) {
+fs::path make_js_plugin(const std::string& id, const std::string& tail) {
   fs::path dir = g_root / id;
   fs::create_directories(dir);
   fs::copy_file(ESCOUADE_BENCH_JS_PLUGIN, dir / "plugin.mjs", fs::copy_options::overwrite_existing);
+  if (!tail.empty()) std::ofstream(dir / "plugin.mjs", std::ios::app) << "// " << tail << "\n";
   std::ofstream(dir / "escouade-plugin.json")
       << R"({"id":")" << id
       << R"(","version":"1.0.0","name":"bench","run":{"js":"plugin.mjs"},)"
@@ -80,10 +82,12 @@ void print_pair(const char* what, const std::vector<double>& process,
       pct(sandbox, 0.99));
 }
 
-std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path& folder,
-                                int starts) {
+// `starts` cold starts; `between(i)` runs before each (a bundle changed: compiled again).
+std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path& folder, int starts,
+                                const std::function<void(int)>& between = nullptr) {
   std::vector<double> ms;
   for (int i = 0; i < starts; ++i) {
+    if (between) between(i);
     (void)rig.host->load(folder);  // a fresh supervisor: idle, nothing runs
     const auto a = Clock::now();
     rig.call(id, "test/echo", json::object{});  // starts it: instance, initialize, one call
@@ -123,8 +127,7 @@ void idle_memory(int instances) {
   std::printf(
       "{\"bench\":\"sandbox_idle_instance\",\"instances\":%d,\"accounted\":%s,"
       "\"held_kb_per_instance\":%.0f,\"host_rss_kb_per_instance\":%.0f}\n",
-      instances, sandbox::memory::accounting() ? "true" : "false",
-      held / 1024.0,
+      instances, sandbox::memory::accounting() ? "true" : "false", held / 1024.0,
       static_cast<double>(after - before) / instances);
 }
 
@@ -149,12 +152,19 @@ void bench_sandbox(int iterations) {
     const auto proc = rig.add("dev.bench.cold.proc");
     const auto js = rig.add_folder("dev.bench.cold.js", make_js_plugin("dev.bench.cold.js"));
     const auto proc_ms = cold_starts(rig, proc, g_root / proc, 20);
-    const auto js_ms = cold_starts(rig, js, g_root / js, 20);
+    // The same bundle each time: its stencil is the cache's from the second start on (the first
+    // is left out). Then a bundle changed before each start: compiled by each.
+    auto cached_ms = cold_starts(rig, js, g_root / js, 21);
+    cached_ms.erase(cached_ms.begin());
+    const auto compiled_ms = cold_starts(rig, js, g_root / js, 20, [&](int i) {
+      make_js_plugin("dev.bench.cold.js", "changed " + std::to_string(i));
+    });
     std::printf(
         "{\"bench\":\"sandbox_cold_start\",\"starts\":20,\"process_p50_ms\":%.2f,"
-        "\"process_p99_ms\":%.2f,\"sandbox_p50_ms\":%.2f,\"sandbox_p99_ms\":%.2f,"
-        "\"compile_cache\":false}\n",
-        pct(proc_ms, 0.5), pct(proc_ms, 0.99), pct(js_ms, 0.5), pct(js_ms, 0.99));
+        "\"process_p99_ms\":%.2f,\"cached_p50_ms\":%.2f,\"cached_p99_ms\":%.2f,"
+        "\"compiled_p50_ms\":%.2f,\"compiled_p99_ms\":%.2f}\n",
+        pct(proc_ms, 0.5), pct(proc_ms, 0.99), pct(cached_ms, 0.5), pct(cached_ms, 0.99),
+        pct(compiled_ms, 0.5), pct(compiled_ms, 0.99));
   }
   idle_memory(20);
 }

@@ -127,7 +127,8 @@ the same call, p50 (floor: the same plugin as a process)|"bench":"sandbox_call",
 the same call, p99 (floor: as a process)|"bench":"sandbox_call",|process_p99_us|"bench":"sandbox_call",|sandbox_p99_us|time|—
 a decision of one run.js plugin, p50 (floor: as a process)|"bench":"sandbox_decide",|process_p50_us|"bench":"sandbox_decide",|sandbox_p50_us|time|—
 a decision of one run.js plugin, p99 (floor: as a process)|"bench":"sandbox_decide",|process_p99_us|"bench":"sandbox_decide",|sandbox_p99_us|time|—
-cold start of a run.js instance, no compile cache, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|sandbox_p50_ms|diff|—
+cold start of a run.js instance, its bundle cached, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|—
+cold start of a run.js instance, its bundle compiled, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|compiled_p50_ms|diff|—
 malloc/free of 64 B charged to an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_charged_ns|time|—
 malloc/free of 64 B on a thread without an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_no_account_ns|time|—
 EOF

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   std::string lang = "en";
   std::string escouade_version{supervisor::kEscouadeVersion};
   std::uint64_t memory_limit_mb = 1024;
-  cli.add_option("--data-dir", data_dir, "Where journals are kept (plugin-logs/)")
+  cli.add_option("--data-dir", data_dir,
+                 "Where journals (plugin-logs/) and compiled bundles (sandbox-cache/) are kept")
       ->capture_default_str();
   cli.add_option("--lang", lang, "The interface's language, given to plugins")
       ->capture_default_str();
@@ -105,7 +106,9 @@ int main(int argc, char** argv) {
   runtime::ProcessProgramFactory processes(loop.executor(), context);
   // run.js plugins run in the sandbox; destroyed after the host, it gives the instances still
   // ending a bounded time to finish.
-  sandbox::SandboxProgramFactory sandboxed(loop.executor());
+  // Compiled bundles are kept under the data folder, for the next run of the host.
+  sandbox::SandboxProgramFactory sandboxed(loop.executor(),
+                                           std::filesystem::path(data_dir) / "sandbox-cache");
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &processes);
   programs.route(runtime::RunKind::js, &sandboxed);

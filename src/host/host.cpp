@@ -148,8 +148,10 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
   p->manifest = std::move(*m);
   p->journal->info("loaded: version " + p->manifest.version + " from " +
                    p->manifest.folder.string());
-  p->supervisor = std::make_unique<supervisor::Supervisor>(
-      executor_, supervisor_config(p->manifest), programs_, *p->journal, on_status_, clock_);
+  auto config = supervisor_config(p->manifest);
+  if (config.runnable) programs_.prepare(config.program);  // a sandboxed module compiles now
+  p->supervisor = std::make_unique<supervisor::Supervisor>(executor_, std::move(config), programs_,
+                                                           *p->journal, on_status_, clock_);
   serve(*p);
 
   Loaded out;

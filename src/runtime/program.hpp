@@ -135,6 +135,9 @@ class ProgramFactory {
   // Whether it can run programs of this kind at all.
   virtual bool runs(RunKind kind) const = 0;
   virtual std::unique_ptr<Program> make(const ProgramSpec& spec) = 0;
+  // The plugin was loaded: what can be done once for all its runs is done now, off the caller's
+  // thread (the sandbox compiles its module, spec: "precompiles it at install"). Returns at once.
+  virtual void prepare(const ProgramSpec& spec) { (void)spec; }
 };
 
 // The factory the host, the bench and the harness use: each kind to the factory that runs it
@@ -146,6 +149,7 @@ class ProgramRouter final : public ProgramFactory {
   bool runs(RunKind kind) const override;
   // nullptr when no factory runs spec.kind.
   std::unique_ptr<Program> make(const ProgramSpec& spec) override;
+  void prepare(const ProgramSpec& spec) override;
 
  private:
   std::array<ProgramFactory*, 3> routes_{};  // by RunKind

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "platform/errors.hpp"
@@ -25,6 +26,7 @@ struct Start {
   std::shared_ptr<Channel> channel;
   std::shared_ptr<InstanceThreads> threads;
   runtime::ProgramSpec spec;
+  std::shared_ptr<spidermonkey::CompileCache> cache;
 };
 
 std::string module_name(const runtime::ProgramSpec& spec) {
@@ -33,17 +35,22 @@ std::string module_name(const runtime::ProgramSpec& spec) {
   return ec || rel.empty() ? spec.module.filename().string() : rel.generic_string();
 }
 
-ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel) {
+std::optional<std::string> read_bundle(const std::filesystem::path& module) {
+  std::ifstream in(module, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::move(text).str();
+}
+
+ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel,
+                        spidermonkey::CompileCache& cache) {
   spidermonkey::JsBundle bundle;
   bundle.name = module_name(spec);
-  {
-    std::ifstream in(spec.module, std::ios::binary);
-    if (!in)
-      return {ProgramEnd::Kind::refusal, "its bundle " + bundle.name + " cannot be read", {}};
-    std::ostringstream text;
-    text << in.rdbuf();
-    bundle.source = std::move(text).str();
-  }
+  auto source = read_bundle(spec.module);
+  if (!source)
+    return {ProgramEnd::Kind::refusal, "its bundle " + bundle.name + " cannot be read", {}};
+  bundle.source = std::move(*source);
   if (auto refused = refuse_old_sdk(bundle.source))
     return {ProgramEnd::Kind::refusal, std::move(*refused), {}};
   std::error_code ec;
@@ -52,20 +59,64 @@ ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel) {
   const auto module = std::filesystem::weakly_canonical(spec.module, ec);
   bundle.url = "file://" + (ec ? spec.module : module).generic_string();
   bundle.root_files = read_root_files(spec.folder);
-  return spidermonkey::run_js(bundle, channel, SandboxProgram::stack_bytes());
+  return spidermonkey::run_js(bundle, channel, SandboxProgram::stack_bytes(), cache);
+}
+
+void thread_ended(InstanceThreads& threads) {
+  {
+    std::lock_guard lock(threads.mutex);
+    --threads.running;
+  }
+  threads.none_left.notify_all();
 }
 
 void* instance_main(void* arg) {
   std::unique_ptr<Start> start(static_cast<Start*>(arg));
-  ProgramEnd end = run_instance(start->spec, *start->channel);
+  ProgramEnd end = run_instance(start->spec, *start->channel, *start->cache);
   start->channel->ended(std::move(end));
   start->channel.reset();
-  {
-    std::lock_guard lock(start->threads->mutex);
-    --start->threads->running;
-  }
-  start->threads->none_left.notify_all();
+  thread_ended(*start->threads);
   return nullptr;
+}
+
+// What prepare()'s thread owns: the bundle's module compiled into the cache, nothing else.
+struct Precompile {
+  runtime::ProgramSpec spec;
+  std::shared_ptr<InstanceThreads> threads;
+  std::shared_ptr<spidermonkey::CompileCache> cache;
+};
+
+void* precompile_main(void* arg) {
+  std::unique_ptr<Precompile> job(static_cast<Precompile*>(arg));
+  auto source = read_bundle(job->spec.module);
+  if (source && !refuse_old_sdk(*source))
+    spidermonkey::precompile(*source, module_name(job->spec), *job->cache,
+                             SandboxProgram::stack_bytes());
+  thread_ended(*job->threads);
+  return nullptr;
+}
+
+// A detached thread of the sandbox's stack size running `main(arg)`, counted in `threads`;
+// false, and `arg` left to the caller, when none could be made.
+int start_thread(InstanceThreads& threads, void* (*main)(void*), void* arg, const char* name) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, SandboxProgram::stack_bytes());
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  {
+    std::lock_guard lock(threads.mutex);
+    ++threads.running;
+  }
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, main, arg);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    std::lock_guard lock(threads.mutex);
+    --threads.running;
+    return rc;
+  }
+  pthread_setname_np(thread, name);
+  return 0;
 }
 
 }  // namespace
@@ -86,11 +137,13 @@ std::size_t SandboxProgram::stack_bytes() {
 
 SandboxProgram::SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
                                std::shared_ptr<Watchdog> watchdog,
-                               std::shared_ptr<InstanceThreads> threads)
+                               std::shared_ptr<InstanceThreads> threads,
+                               std::shared_ptr<spidermonkey::CompileCache> cache)
     : executor_(std::move(executor)),
       spec_(std::move(spec)),
       watchdog_(std::move(watchdog)),
-      threads_(std::move(threads)) {}
+      threads_(std::move(threads)),
+      cache_(std::move(cache)) {}
 
 SandboxProgram::~SandboxProgram() {
   lifeline_.end();
@@ -102,29 +155,13 @@ Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
   channel_ = std::make_shared<Channel>(executor_, std::move(events), lifeline_.token(),
                                        spec_.limits, watchdog_);
   watchdog_->watch(channel_);
-  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_});
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, stack_bytes());
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  {
-    std::lock_guard lock(threads_->mutex);
-    ++threads_->running;
-  }
-  pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, instance_main, start.get());
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
-    {
-      std::lock_guard lock(threads_->mutex);
-      --threads_->running;
-    }
+  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_, cache_});
+  if (const int rc = start_thread(*threads_, instance_main, start.get(), "escouade-js")) {
     channel_.reset();
     return make_error(platform::Errc::exhausted,
                       "no thread for its instance: " + std::string(std::strerror(rc)));
   }
   (void)start.release();  // the thread's now
-  pthread_setname_np(thread, "escouade-js");
   return {};
 }
 
@@ -153,11 +190,13 @@ void SandboxProgram::decisions_held(std::size_t count) {
   if (channel_) channel_->decisions(count);
 }
 
-SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor executor)
+SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor executor,
+                                             std::filesystem::path cache_folder)
     : executor_(std::move(executor)),
       engine_(spidermonkey::start_engine()),
       watchdog_(std::make_shared<Watchdog>()),
-      threads_(std::make_shared<InstanceThreads>()) {}
+      threads_(std::make_shared<InstanceThreads>()),
+      cache_(std::make_shared<spidermonkey::CompileCache>(std::move(cache_folder))) {}
 
 SandboxProgramFactory::~SandboxProgramFactory() {
   // At the host's end, after its programs were stopped: the instances end by themselves; a
@@ -173,7 +212,14 @@ bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
 
 std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return nullptr;
-  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_);
+  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, cache_);
+}
+
+void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
+  if (!runs(spec.kind)) return;
+  auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_});
+  if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0)
+    (void)job.release();  // the thread's now; without a thread, the first instance compiles it
 }
 
 }  // namespace escouade::sandbox

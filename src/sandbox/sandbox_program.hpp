@@ -14,6 +14,7 @@
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 
@@ -24,6 +25,9 @@ namespace escouade::sandbox {
 
 class Channel;
 class Watchdog;
+namespace spidermonkey {
+class CompileCache;
+}
 
 // The instance threads of one factory: counted, so that the factory's destructor gives those
 // still ending a bounded time to finish.
@@ -36,7 +40,8 @@ struct InstanceThreads {
 class SandboxProgram final : public runtime::Program {
  public:
   SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
-                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads);
+                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads,
+                 std::shared_ptr<spidermonkey::CompileCache> cache);
   ~SandboxProgram() override;
 
   Result<void> start(runtime::ProgramEvents events) override;
@@ -61,24 +66,34 @@ class SandboxProgram final : public runtime::Program {
   runtime::ProgramSpec spec_;
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
+  std::shared_ptr<spidermonkey::CompileCache> cache_;
   std::shared_ptr<Channel> channel_;
 };
 
 // Runs RunKind::js in the sandbox. Starts the engine once in the process (on the thread that
 // makes the first factory: the host's). Its destructor, at the host's end, waits 2 s at most for
 // the instances still ending.
+//
+// Compiled bundles are kept for its life and, when `cache_folder` is given (escouade-host: under
+// its data folder), on disk across runs (spidermonkey/engine.hpp, CompileCache); prepare(), when
+// a plugin is loaded, compiles its bundle on a thread of its own.
 class SandboxProgramFactory final : public runtime::ProgramFactory {
  public:
-  explicit SandboxProgramFactory(boost::asio::any_io_executor executor);
+  explicit SandboxProgramFactory(boost::asio::any_io_executor executor,
+                                 std::filesystem::path cache_folder = {});
   ~SandboxProgramFactory() override;
   bool runs(runtime::RunKind kind) const override;
   std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
+  void prepare(const runtime::ProgramSpec& spec) override;
+  // How the modules its instances ran were found (compiled, from memory, from disk).
+  const spidermonkey::CompileCache& compile_cache() const { return *cache_; }
 
  private:
   boost::asio::any_io_executor executor_;
   bool engine_ = false;
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
+  std::shared_ptr<spidermonkey::CompileCache> cache_;
 };
 
 }  // namespace escouade::sandbox

@@ -1,9 +1,10 @@
 #pragma once
 
 // SpiderMonkey behind one interface (STYLE.md, habit 9): this folder is the only one that
-// includes jsapi.h, and only js_instance.cpp does. Nothing here names an engine type.
+// includes jsapi.h (js_instance.cpp, compile_cache.cpp). Nothing here names an engine type.
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "runtime/program.hpp"
@@ -29,10 +30,51 @@ struct JsBundle {
   RootFiles root_files;  // what node:fs's readFileSync may read
 };
 
+// Compiled bundles (the engine's stencils), shared by every instance of one factory and kept on
+// disk under `folder` (empty: in memory only), so that a restart and the next run of the host
+// compile nothing. An entry is the bundle's module name and text, the engine's build and the
+// host's version: a change of any compiles again (an update of the host, of the engine, of the
+// bundle). A file is trusted only once its own copy of the name, the text and the build match
+// the bundle's byte for byte. Thread-safe.
+class CompileCache {
+ public:
+  explicit CompileCache(std::filesystem::path folder);
+  ~CompileCache();
+  CompileCache(const CompileCache&) = delete;
+  CompileCache& operator=(const CompileCache&) = delete;
+
+  // How each module the instances asked for was found.
+  struct Counts {
+    std::size_t compiled = 0;     // compiled from its text
+    std::size_t from_memory = 0;  // a stencil this process already held
+    std::size_t from_disk = 0;    // decoded from the folder
+    std::size_t written = 0;      // files written to the folder
+  };
+  Counts counts() const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// What the cache's files are named by: "escouade-host <version> JavaScript-C102.15.1".
+std::string engine_build();
+
+// Compiles the bundle into `cache` on the calling thread (a context of its own, then gone),
+// unless the cache holds it already: what loading a plugin does, on a thread of its own whose
+// stack has `stack_bytes`. Nothing of it reaches the plugin: a bundle that does not compile is
+// refused when an instance starts, with the engine's message.
+void precompile(const std::string& source, const std::string& name, CompileCache& cache,
+                std::size_t stack_bytes);
+
 // Runs the bundle to its end on the calling thread, which is the instance's own and whose
 // stack has `stack_bytes`: a child context of its own (capped at the channel's memory limit),
 // its realm, its job queue; destroyed on this thread before it returns. Its input comes from
 // the channel, its output goes there; the channel's stop ends it. Returns how it ended.
-runtime::ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes);
+// Its module comes from `cache` when it holds it, and goes there once compiled.
+runtime::ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes,
+                           CompileCache& cache);
 
 }  // namespace escouade::sandbox::spidermonkey

@@ -4,6 +4,7 @@
 // and exports, its turns, and how each way of ending is told.
 
 #include <js/Array.h>
+#include <js/BuildId.h>
 #include <js/CompilationAndEvaluation.h>
 #include <js/ContextOptions.h>
 #include <js/Conversions.h>
@@ -32,6 +33,7 @@
 
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
+#include "sandbox/spidermonkey/compile_cache.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
 #include "sandbox/spidermonkey/prelude.hpp"
 
@@ -422,13 +424,13 @@ bool call_feed(Instance& in, JS::HandleValue arg) {
 
 // The instance in its realm: the prelude, the checks, the module, then a turn for each line of
 // input until nothing is left to do.
-ProgramEnd run_in_realm(Instance& in, JobQueue& jobs) {
+ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
   JSContext* cx = in.cx;
   const JsBundle& bundle = in.bundle;
   JS::RootedObject global(cx, JS::CurrentGlobalOrNull(cx));
 
   // Nothing of the bundle has run yet: a refusal here leaves nothing behind.
-  JS::RootedObject module(cx, compile_module(cx, bundle.source, bundle.name.c_str()));
+  JS::RootedObject module(cx, cached_module(cx, cache, bundle.source, bundle.name));
   if (!module) {
     if (in.channel.stop_cause() != StopCause::none) return failed(in);
     return refusal("its bundle does not compile: " + describe_pending(cx));
@@ -526,6 +528,11 @@ bool start_engine() {
     // A wasm memory would reserve 8 GiB of address space: none in JS plugins, and none wanted
     // under AddressSanitizer either.
     (void)JS::DisableWasmHugeMemory();
+    // The compile cache's stencils are encoded with the build they were made by.
+    JS::SetProcessBuildIdOp([](JS::BuildIdCharVector* id) {
+      const std::string build = engine_build();
+      return id->append(build.data(), build.size());
+    });
     if (!JS_Init()) return;
     g_parent = JS_NewContext(JS::DefaultHeapMaxBytes);
     if (!g_parent || !JS::InitSelfHostedCode(g_parent)) return;
@@ -536,7 +543,8 @@ bool start_engine() {
   return started;
 }
 
-ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes) {
+ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes,
+                  CompileCache& cache) {
   if (!start_engine() || !g_parent) return crash("its instance could not start: no JS engine");
   ++g_instances;
   // Everything this thread allocates from here on is the instance's: its context included.
@@ -588,7 +596,7 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
                   : crash("its instance could not start: no room for its global");
       } else {
         JSAutoRealm realm(cx, global);
-        end = run_in_realm(in, jobs);
+        end = run_in_realm(in, jobs, cache);
         JS_ClearPendingException(cx);
       }
       channel.set_interrupter(nullptr);
@@ -601,6 +609,29 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
   memory::close(account);
   --g_instances;
   return end;
+}
+
+void precompile(const std::string& source, const std::string& name, CompileCache& cache,
+                std::size_t stack_bytes) {
+  if (!start_engine() || !g_parent) return;
+  ++g_instances;
+  JSContext* cx = JS_NewContext(JS::DefaultHeapMaxBytes, JS_GetRuntime(g_parent));
+  if (cx) {
+    JS_SetNativeStackQuota(cx, stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
+    if (JS::InitSelfHostedCode(cx)) {
+      static const JSClass global_class = {
+          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+      JS::RealmOptions options;
+      JS::RootedObject global(
+          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+      if (global) {
+        JSAutoRealm realm(cx, global);
+        (void)compile_into(cx, cache, source, name);
+      }
+    }
+    JS_DestroyContext(cx);
+  }
+  --g_instances;
 }
 
 }  // namespace escouade::sandbox::spidermonkey

@@ -1,0 +1,254 @@
+#include "sandbox/spidermonkey/compile_cache.hpp"
+
+#include <fcntl.h>
+#include <js/CompilationAndEvaluation.h>
+#include <js/SourceText.h>
+#include <js/Transcoding.h>
+#include <js/experimental/JSStencil.h>
+#include <jsfriendapi.h>
+#include <mozilla/RefPtr.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <list>
+#include <mutex>
+#include <sstream>
+
+namespace escouade::sandbox::spidermonkey {
+
+namespace {
+
+// A file: this line, then the engine's build, the module's name and the bundle's text (each its
+// size in 8 bytes, then its bytes), the stencil's checksum (FNV-1a, 8 bytes), the stencil.
+constexpr std::string_view kMagic = "escouade-stencil 1\n";
+// Kept in memory at most: the newest first. A host runs tens of plugins, not hundreds.
+constexpr std::size_t kMaxKept = 64;
+// A file larger than this is not read.
+constexpr std::uintmax_t kMaxFileBytes = 64ull * 1024 * 1024;
+
+constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ull;
+
+std::uint64_t fnv1a(std::uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void put_size(std::string& out, std::uint64_t n) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+
+bool take_size(std::string_view& in, std::uint64_t& n) {
+  if (in.size() < 8) return false;
+  n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return true;
+}
+
+bool take_text(std::string_view& in, std::string_view expected) {
+  std::uint64_t n = 0;
+  if (!take_size(in, n) || n != expected.size() || in.size() < n) return false;
+  if (in.substr(0, n) != expected) return false;
+  in.remove_prefix(n);
+  return true;
+}
+
+JS::CompileOptions& module_options(JS::CompileOptions& options, const std::string& name) {
+  options.setFileAndLine(name.c_str(), 1);
+  return options;
+}
+
+}  // namespace
+
+struct CompileCache::Impl {
+  std::filesystem::path folder;
+  mutable std::mutex mutex;
+  struct Kept {
+    std::string name;
+    std::string source;
+    RefPtr<JS::Stencil> stencil;
+  };
+  std::list<Kept> kept;
+  Counts counts;
+
+  std::filesystem::path file_of(std::string_view source, const std::string& name) const {
+    std::uint64_t h = kFnvBasis;
+    h = fnv1a(h, engine_build());
+    h = fnv1a(h, std::string_view("\0", 1));
+    h = fnv1a(h, name);
+    h = fnv1a(h, std::string_view("\0", 1));
+    h = fnv1a(h, source);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return folder / (std::string(hex) + ".stencil");
+  }
+
+  RefPtr<JS::Stencil> in_memory(std::string_view source, const std::string& name) {
+    std::lock_guard lock(mutex);
+    for (auto it = kept.begin(); it != kept.end(); ++it) {
+      if (it->name == name && it->source == source) {
+        kept.splice(kept.begin(), kept, it);
+        ++counts.from_memory;
+        return kept.front().stencil;
+      }
+    }
+    return nullptr;
+  }
+
+  void keep(std::string_view source, const std::string& name, RefPtr<JS::Stencil> stencil) {
+    std::lock_guard lock(mutex);
+    for (const auto& k : kept)
+      if (k.name == name && k.source == source) return;
+    kept.push_front(Kept{name, std::string(source), std::move(stencil)});
+    if (kept.size() > kMaxKept) kept.pop_back();
+  }
+
+  // The file's stencil, when the file is this bundle's for this build.
+  RefPtr<JS::Stencil> from_disk(JSContext* cx, const JS::CompileOptions& options,
+                                std::string_view source, const std::string& name) {
+    if (folder.empty()) return nullptr;
+    const auto path = file_of(source, name);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec || size > kMaxFileBytes) return nullptr;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return nullptr;
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    const std::string file = std::move(bytes).str();
+    std::string_view rest = file;
+    if (rest.substr(0, kMagic.size()) != kMagic) return nullptr;
+    rest.remove_prefix(kMagic.size());
+    std::uint64_t sum = 0;
+    if (!take_text(rest, engine_build()) || !take_text(rest, name) || !take_text(rest, source) ||
+        !take_size(rest, sum) || sum != fnv1a(kFnvBasis, rest))
+      return nullptr;  // another bundle's, another build's, or damaged: never decoded
+    JS::DecodeOptions decode(options);
+    JS::TranscodeRange range(reinterpret_cast<const std::uint8_t*>(rest.data()), rest.size());
+    JS::Stencil* raw = nullptr;
+    if (JS::DecodeStencil(cx, decode, range, &raw) != JS::TranscodeResult::Ok || !raw) {
+      JS_ClearPendingException(cx);
+      return nullptr;
+    }
+    RefPtr<JS::Stencil> stencil = already_AddRefed<JS::Stencil>(raw);
+    std::lock_guard lock(mutex);
+    ++counts.from_disk;
+    return stencil;
+  }
+
+  // Written beside, then renamed: a reader sees a whole file or none.
+  void write(JSContext* cx, JS::Stencil* stencil, std::string_view source,
+             const std::string& name) {
+    if (folder.empty()) return;
+    JS::TranscodeBuffer buffer;
+    if (JS::EncodeStencil(cx, stencil, buffer) != JS::TranscodeResult::Ok) {
+      JS_ClearPendingException(cx);
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    ::chmod(folder.c_str(), 0700);
+    std::string head(kMagic);
+    put_size(head, engine_build().size());
+    head += engine_build();
+    put_size(head, name.size());
+    head += name;
+    put_size(head, source.size());
+    head += source;
+    put_size(head, fnv1a(kFnvBasis, std::string_view(reinterpret_cast<const char*>(buffer.begin()),
+                                                     buffer.length())));
+    const auto path = file_of(source, name);
+    const auto partial = path.string() + ".partial-" + std::to_string(::getpid());
+    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    auto all = [&](const void* data, std::size_t n) {
+      const char* p = static_cast<const char*>(data);
+      while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+      }
+      return true;
+    };
+    const bool ok = all(head.data(), head.size()) && all(buffer.begin(), buffer.length());
+    ::close(fd);
+    if (!ok || ::rename(partial.c_str(), path.c_str()) != 0) {
+      ::unlink(partial.c_str());
+      return;
+    }
+    std::lock_guard lock(mutex);
+    ++counts.written;
+  }
+
+  // The stencil, from memory, disk or compiled; null with an exception pending when it does not
+  // compile.
+  RefPtr<JS::Stencil> stencil_of(JSContext* cx, const JS::CompileOptions& options,
+                                 std::string_view source, const std::string& name) {
+    if (auto s = in_memory(source, name)) return s;
+    if (auto s = from_disk(cx, options, source, name)) {
+      keep(source, name, s);
+      return s;
+    }
+    JS::SourceText<mozilla::Utf8Unit> text;
+    if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return nullptr;
+    RefPtr<JS::Stencil> s = JS::CompileModuleScriptToStencil(cx, options, text);
+    if (!s) return nullptr;
+    {
+      std::lock_guard lock(mutex);
+      ++counts.compiled;
+    }
+    keep(source, name, s);
+    write(cx, s.get(), source, name);
+    return s;
+  }
+};
+
+CompileCache::CompileCache(std::filesystem::path folder) : impl_(std::make_unique<Impl>()) {
+  impl_->folder = std::move(folder);
+}
+
+CompileCache::~CompileCache() = default;
+
+CompileCache::Counts CompileCache::counts() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counts;
+}
+
+std::string engine_build() {
+  static const std::string build =
+      std::string("escouade-host ") + ESCOUADE_HOST_VERSION + " " + JS_GetImplementationVersion();
+  return build;
+}
+
+JSObject* cached_module(JSContext* cx, CompileCache& cache, std::string_view source,
+                        const std::string& name) {
+  JS::CompileOptions options(cx);
+  module_options(options, name);
+  RefPtr<JS::Stencil> stencil = cache.impl().stencil_of(cx, options, source, name);
+  if (!stencil) return nullptr;
+  JS::InstantiateOptions instantiate(options);
+  return JS::InstantiateModuleStencil(cx, instantiate, stencil.get());
+}
+
+bool compile_into(JSContext* cx, CompileCache& cache, std::string_view source,
+                  const std::string& name) {
+  JS::CompileOptions options(cx);
+  module_options(options, name);
+  RefPtr<JS::Stencil> stencil = cache.impl().stencil_of(cx, options, source, name);
+  if (!stencil) {
+    JS_ClearPendingException(cx);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace escouade::sandbox::spidermonkey
