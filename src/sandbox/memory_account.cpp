@@ -51,7 +51,11 @@ Slot* slot_of(Account account) noexcept {
 namespace {
 __attribute__((
     tls_model("initial-exec"))) thread_local escouade::sandbox::memory::Account t_account = 0;
-}
+// What the thread charged to (or took back from) its own account and has not yet added to the
+// account's counter: small charges go there in batches of kBatch, without an atomic each.
+__attribute__((tls_model("initial-exec"))) thread_local std::int64_t t_pending = 0;
+constexpr std::int64_t kBatch = 32 * 1024;
+}  // namespace
 
 extern "C" {
 void* __libc_malloc(std::size_t);
@@ -85,14 +89,29 @@ bool charged(void* p) noexcept {
   return (word & kTagMask) == kTag;
 }
 
+// The thread's pending charge added to its account's counter: the counter's new value.
+std::int64_t flush(Slot* s) noexcept {
+  const std::int64_t pending = t_pending;
+  t_pending = 0;
+  return s->bytes.fetch_add(pending, std::memory_order_relaxed) + pending;
+}
+
 // Charges `n` bytes to the account if it stays within twice its limit; false, and nothing
-// charged, otherwise. Past its limit it is over.
+// charged, otherwise. Past its limit it is over. A charge of the thread's own account waits in
+// t_pending until the batch is full: the limits are read then (a block of 32 KiB or more fills
+// it at once, so no large block goes unchecked).
 bool charge(Account account, std::size_t n) noexcept {
   Slot* s = slot_of(account);
   if (!s) return true;
-  const std::int64_t now =
-      s->bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed) +
-      static_cast<std::int64_t>(n);
+  std::int64_t now = 0;
+  if (account == t_account) {
+    t_pending += static_cast<std::int64_t>(n);
+    if (t_pending < kBatch) return true;
+    now = flush(s);
+  } else {
+    now = s->bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed) +
+          static_cast<std::int64_t>(n);
+  }
   const std::uint64_t limit = s->limit.load(std::memory_order_relaxed);
   const std::uint64_t held = static_cast<std::uint64_t>(now > 0 ? now : 0) +
                              s->engine_heap.load(std::memory_order_relaxed);
@@ -104,8 +123,14 @@ bool charge(Account account, std::size_t n) noexcept {
 }
 
 void uncharge(Account account, std::size_t n) noexcept {
-  if (Slot* s = slot_of(account))
-    s->bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+  Slot* s = slot_of(account);
+  if (!s) return;
+  if (account == t_account) {
+    t_pending -= static_cast<std::int64_t>(n);
+    if (t_pending <= -kBatch) flush(s);
+    return;
+  }
+  s->bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
 }
 
 // A block of `size` bytes aligned to `align` (16 or more, a power of two) charged to `account`.
@@ -176,13 +201,17 @@ Account open(std::uint64_t limit) noexcept {
     s.generation.store(generation, std::memory_order_release);
     const Account account = (generation << kSlotBits) | i;
     t_account = account;
+    t_pending = 0;
     return account;
   }
   return 0;
 }
 
 void close(Account account) noexcept {
-  if (t_account == account) t_account = 0;
+  if (t_account == account) {
+    t_account = 0;
+    t_pending = 0;
+  }
   Slot* s = slot_of(account);
   if (!s) return;
   // Blocks still charged to it are forgotten as they are freed: they name this generation.
@@ -299,9 +328,22 @@ std::size_t malloc_usable_size(void* p) noexcept {
 
 }  // extern "C"
 
+namespace escouade::sandbox::memory {
+namespace {
+std::int64_t own_pending(Account account) noexcept {
+  return account == t_account ? t_pending : 0;
+}
+}  // namespace
+}  // namespace escouade::sandbox::memory
+
 #else  // AddressSanitizer: no account, everything reads 0
 
 namespace escouade::sandbox::memory {
+namespace {
+std::int64_t own_pending(Account) noexcept {
+  return 0;
+}
+}  // namespace
 bool accounting() noexcept {
   return false;
 }
@@ -318,7 +360,8 @@ namespace escouade::sandbox::memory {
 std::uint64_t bytes(Account account) noexcept {
   const Slot* s = slot_of(account);
   if (!s) return 0;
-  const std::int64_t b = s->bytes.load(std::memory_order_relaxed);
+  // Read on the account's own thread, its pending charge is counted too.
+  const std::int64_t b = s->bytes.load(std::memory_order_relaxed) + own_pending(account);
   return b > 0 ? static_cast<std::uint64_t>(b) : 0;
 }
 

@@ -37,7 +37,8 @@ Account open(std::uint64_t limit) noexcept;
 // another instance (the blocks still charged to it are then forgotten as they are freed).
 void close(Account account) noexcept;
 
-// What is charged to it now: its live blocks, with their headers.
+// What is charged to it now: its live blocks, with their headers. Its own thread's last charges
+// reach the counter in batches of 32 KiB: read from another thread it may lag by that much.
 std::uint64_t bytes(Account account) noexcept;
 // Its blocks and the GC heap it was told of are past its limit, or an allocation past twice its
 // limit was refused.

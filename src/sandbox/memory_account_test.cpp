@@ -108,6 +108,22 @@ TEST(MemoryAccount, PastItsLimitItIsOverAndPastTwiceItsLimitAnAllocationFails) {
   });
 }
 
+TEST(MemoryAccount, SmallBlocksAreChargedInBatchesAndStillReachTheLimit) {
+  SKIP_WITHOUT_ACCOUNTS();
+  on_instance_thread(1 * kMiB, [&](Account a) {
+    std::vector<void*> held;
+    held.reserve(100000);  // its own block (800 KB, charged too) is made before the count
+    const auto before = bytes(a);
+    for (int i = 0; i < 100000 && !over(a); ++i)
+      held.push_back(keep(std::malloc(32)));
+    EXPECT_TRUE(over(a));  // 48 bytes each with the header: past the rest of 1 MiB soon
+    EXPECT_LT(held.size(), 10000u);
+    for (void* p : held)
+      std::free(p);
+    EXPECT_EQ(bytes(a), before) << "the own thread reads its pending charges too";
+  });
+}
+
 TEST(MemoryAccount, ItsGcHeapCountsWithItsBlocks) {
   SKIP_WITHOUT_ACCOUNTS();
   on_instance_thread(8 * kMiB, [&](Account a) {
