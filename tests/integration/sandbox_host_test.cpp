@@ -194,6 +194,17 @@ TEST_F(SandboxHost, AnSdk02BundleStopsWithTheAdviceToRebuild) {
   EXPECT_EQ(status(id).crashes, 0);
 }
 
+TEST_F(SandboxHost, ASandboxedPluginGetsItsTimersFromTheHost) {
+  auto id = load("dev.sandbox.rawtimer", "timers", "raw.mjs");
+  auto fired = call(id, "test/rawTimer", json::object{{"ms", 1}});
+  ASSERT_TRUE(fired) << fired.error().message;
+  EXPECT_EQ(fired->at("fired"), true);
+  EXPECT_GE(fired->at("timer").as_int64(), 1);
+  auto echo = call(id, "test/echo", 4);
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(*echo, 4);
+}
+
 // The same through escouade-host, as the app drives it: the host's own router sends run.js to
 // the sandbox.
 TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
