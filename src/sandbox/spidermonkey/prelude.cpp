@@ -76,7 +76,9 @@ constexpr std::string_view kBeginning = R"JS((function (host) {
     ref() { return stdin; }, unref() { return stdin; },
   });
 
-  const text = (s) => (typeof s === 'string' ? s : String(s));
+  // A chunk of bytes is UTF-8 (TextDecoder, prelude_text.cpp's part, is defined by then).
+  const text = (s) =>
+    typeof s === 'string' ? s : s instanceof Uint8Array ? decodeUtf8(s) : String(s);
   // The protocol's lines: the bundle's, and the prelude's own (timer/set, timer/cancel). A line
   // of the prelude waits while the bundle is in the middle of one of its own, so that it never
   // cuts it; it goes out as soon as the bundle ends its line.
@@ -242,6 +244,7 @@ constexpr std::string_view kEnd = R"JS(
   });
   const globals = {
     process, console, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval,
+    TextEncoder, TextDecoder, URL, URLSearchParams,
   };
   for (const [name, value] of Object.entries(globals))
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
@@ -262,7 +265,8 @@ constexpr std::string_view kEnd = R"JS(
   };
 }))JS";
 
-const std::string kWhole = std::string(kBeginning) + std::string(kTimersPart) + std::string(kEnd);
+const std::string kWhole = std::string(kBeginning) + std::string(kTimersPart) +
+                           std::string(kTextPart) + std::string(kUrlPart) + std::string(kEnd);
 
 }  // namespace
 

@@ -13,4 +13,10 @@ namespace escouade::sandbox::spidermonkey {
 // timer/fired; sets ownInput and keptAlive (docs/sandbox.md, "Timers").
 extern const std::string_view kTimersPart;
 
+// TextEncoder and TextDecoder (UTF-8 only); encodeUtf8 and decodeUtf8 for the parts after it.
+extern const std::string_view kTextPart;
+
+// URL and URLSearchParams, WHATWG-like for file:, http(s):, ws(s): and ftp: URLs.
+extern const std::string_view kUrlPart;
+
 }  // namespace escouade::sandbox::spidermonkey

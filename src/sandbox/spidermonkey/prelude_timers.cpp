@@ -112,7 +112,8 @@ constinit const std::string_view kTimersPart = R"JS(
     const t = timers.get(asked.get(m.id));
     asked.delete(m.id);
     if (t === undefined) return;
-    const hostTimer = m.result !== null && typeof m.result === 'object' ? m.result.timer : undefined;
+    const result = m.result;
+    const hostTimer = result !== null && typeof result === 'object' ? result.timer : undefined;
     if (typeof hostTimer !== 'number') {
       // The prelude keeps within the host's limits, so this is not expected: it is said.
       timers.delete(t.id);
@@ -165,7 +166,8 @@ constinit const std::string_view kTimersPart = R"JS(
     try { m = parse(line); } catch (e) { return false; }
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return false;
     if (m.method === 'timer/fired') {
-      const hostTimer = m.params !== null && typeof m.params === 'object' ? m.params.timer : undefined;
+      const params = m.params;
+      const hostTimer = params !== null && typeof params === 'object' ? params.timer : undefined;
       if (byHost.has(hostTimer)) { fired(hostTimer); return true; }
       if (takenBack.delete(hostTimer)) return true;
       return false;
