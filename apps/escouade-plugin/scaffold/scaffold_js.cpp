@@ -2,6 +2,10 @@
 // its sandbox (scaffold.hpp). Its three files are small and need no build, so they are kept
 // here rather than embedded from a template folder.
 
+#include <string>
+#include <utility>
+
+#include "protocol/gen/errors.hpp"
 #include "scaffold/scaffold.hpp"
 
 namespace escouade::scaffold {
@@ -24,7 +28,7 @@ constexpr std::string_view kManifest = R"JSON({
 )JSON";
 
 constexpr std::string_view kModule =
-    R"JS(// @ID@: an Escouade plugin (protocol 1) in plain JavaScript: an ES module over node:readline.
+    R"JS(// @ID@: an Escouade plugin (protocol 1): a plain ES module over node:readline.
 // Escouade runs it inside itself, isolated ("run": {"js": "plugin.mjs"}): it may import
 // node:readline and node:fs, and nothing else. Standard output carries the protocol alone:
 // write traces with console.log (it goes to the plugin's journal) or send a log notification.
@@ -33,6 +37,8 @@ import { createInterface } from 'node:readline';
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 const result = (id, value) => ({ jsonrpc: '2.0', id, result: value });
 const error = (id, code, message) => ({ jsonrpc: '2.0', id, error: { code, message } });
+// JSON-RPC 2.0's own error codes.
+const kParse = @PARSE@, kInvalidRequest = @INVALID_REQUEST@, kMethodNotFound = @METHOD_NOT_FOUND@;
 const log = (level, message) =>
   send({ jsonrpc: '2.0', method: 'log', params: { level, message } });
 
@@ -41,7 +47,7 @@ function handle(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m) || m.jsonrpc !== '2.0' ||
       typeof m.method !== 'string')
     return error(m && (typeof m.id === 'number' || typeof m.id === 'string') ? m.id : null,
-                 -32600, 'not a JSON-RPC 2.0 request');
+                 kInvalidRequest, 'not a JSON-RPC 2.0 request');
   const answers = m.id !== undefined;
   switch (m.method) {
     case 'initialize':
@@ -65,7 +71,7 @@ function handle(m) {
       return undefined;
     }
     default:
-      return answers ? error(m.id, -32601, `no method ${m.method}`) : undefined;
+      return answers ? error(m.id, kMethodNotFound, `no method ${m.method}`) : undefined;
   }
 }
 
@@ -74,7 +80,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   try {
     message = JSON.parse(line);
   } catch (e) {
-    return send(error(null, -32700, 'not JSON'));
+    return send(error(null, kParse, 'not JSON'));
   }
   if (!Array.isArray(message)) {
     const answer = handle(message);
@@ -82,7 +88,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     return;
   }
   // A batch: one array of the answers its requests are owed, or nothing when it holds none.
-  if (message.length === 0) return send(error(null, -32600, 'an empty batch'));
+  if (message.length === 0) return send(error(null, kInvalidRequest, 'an empty batch'));
   const answers = message.map(handle).filter((a) => a !== undefined);
   if (answers.length) send(answers);
 });
@@ -114,11 +120,24 @@ escouade-plugin run .     # the plugin in Escouade's host: type facts and decisi
 ```
 )MD";
 
+// kModule with its error codes written in, from the protocol's generated ones.
+std::string module_with_codes() {
+  std::string text(kModule);
+  const std::pair<std::string_view, proto::ErrorCode> codes[] = {
+      {"@PARSE@", proto::ErrorCode::parse},
+      {"@INVALID_REQUEST@", proto::ErrorCode::invalid_request},
+      {"@METHOD_NOT_FOUND@", proto::ErrorCode::method_not_found}};
+  for (const auto& [placeholder, code] : codes)
+    if (const auto at = text.find(placeholder); at != std::string::npos)
+      text.replace(at, placeholder.size(), std::to_string(static_cast<int>(code)));
+  return text;
+}
+
 }  // namespace
 
 std::vector<PlannedFile> plan_js(const Identity& who) {
   return {{"escouade-plugin.json", fill(kManifest, who, true)},
-          {"plugin.mjs", fill(kModule, who, false)},
+          {"plugin.mjs", fill(module_with_codes(), who, false)},
           {"README.md", fill(kReadme, who, false)}};
 }
 
