@@ -1,4 +1,5 @@
-# `escouade-plugin new cpp <dir>`: a new C++ plugin folder (apps/escouade-plugin/scaffold/).
+# `escouade-plugin new cpp|js <dir>`: a new C++ or JavaScript plugin folder
+# (apps/escouade-plugin/scaffold/; the JavaScript files are in scaffold_js.cpp).
 # The template files and the SDK headers are embedded in the binary at build time: changing,
 # adding or removing one rebuilds it.
 set(SCAFFOLD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/scaffold)
@@ -16,7 +17,8 @@ add_custom_command(
   COMMENT "Embedding the plugin template and the SDK headers for escouade-plugin new"
   VERBATIM)
 
-add_library(escouade_scaffold STATIC scaffold/scaffold.cpp ${SCAFFOLD_FILES_CPP})
+add_library(escouade_scaffold STATIC scaffold/scaffold.cpp scaffold/scaffold_js.cpp
+                                     ${SCAFFOLD_FILES_CPP})
 target_include_directories(escouade_scaffold PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(escouade_scaffold
   PUBLIC escouade_base

@@ -78,6 +78,7 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
   services_.secrets = {executor_, &workers_, config_.keychain};
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};
+  services_.timers = {executor_, &clock_};
 }
 
 Host::~Host() {

@@ -9,6 +9,7 @@
 #include "services/log.hpp"
 #include "services/secrets.hpp"
 #include "services/settings.hpp"
+#include "services/timers.hpp"
 
 namespace escouade::services {
 
@@ -83,6 +84,11 @@ void bind_services(rpc::Session& session, RunScope& run, const ServiceContext& c
   if (ctx.settings.store) serve_settings(session, ctx.settings, plugin);
   serve_files(session, ctx.files, plugin);
   serve_log(session, plugin->journal);
+  // A sandboxed plugin has no clock of its own to wait on: the host keeps its timers. A process
+  // has, and is answered methodNotFound (the schema, net/fetch: "the same for ... timer/*").
+  const auto kind = plugin->manifest.run.kind;
+  if (kind == manifest::RunKind::js || kind == manifest::RunKind::wasm)
+    serve_timers(session, run, ctx.timers, plugin);
 }
 
 }  // namespace escouade::services

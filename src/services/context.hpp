@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.hpp"
 #include "base/workers.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
@@ -41,10 +42,17 @@ struct FilesContext {
   Workers* workers = nullptr;  // reading a plugin's own files
 };
 
+// timer/* (services/timers.hpp): the host's loop runs the timers, `clock` keeps their time.
+struct TimersContext {
+  boost::asio::any_io_executor host;
+  Clock* clock = nullptr;
+};
+
 struct ServiceContext {
   SecretsContext secrets;
   SettingsContext settings;
   FilesContext files;
+  TimersContext timers;
 };
 
 // One plugin as the services see it: the manifest of now (its permissions), its journal and

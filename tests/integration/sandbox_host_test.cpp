@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -192,6 +193,66 @@ TEST_F(SandboxHost, AnSdk02BundleStopsWithTheAdviceToRebuild) {
             std::string::npos)
       << status(id).reason;
   EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(SandboxHost, ASandboxedPluginGetsItsTimersFromTheHost) {
+  auto id = load("dev.sandbox.rawtimer", "timers", "raw.mjs");
+  auto fired = call(id, "test/rawTimer", json::object{{"ms", 1}});
+  ASSERT_TRUE(fired) << fired.error().message;
+  EXPECT_EQ(fired->at("fired"), true);
+  EXPECT_GE(fired->at("timer").as_int64(), 1);
+  auto echo = call(id, "test/echo", 4);
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(*echo, 4);
+}
+
+// setTimeout and its kin through the real host's timers (services/timers.hpp) and its real clock.
+TEST_F(SandboxHost, SetTimeoutClearTimeoutAndSetIntervalWorkOnTheHostsTimers) {
+  auto id = load("dev.sandbox.timers", "timers", "plugin.mjs");
+  auto after = call(id, "test/after", json::object{{"ms", 10}, {"value", 1}});
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->at("value"), 1);
+  // Which fires first is the real clock's business: both did, the late one with its arguments.
+  const json::array& order = after->at("order").as_array();
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_NE(std::find(order.begin(), order.end(), json::value("early")), order.end());
+  EXPECT_NE(std::find(order.begin(), order.end(), json::parse(R"(["late","x",2])")), order.end());
+  auto clear = call(id, "test/clear", json::object{});
+  ASSERT_TRUE(clear) << clear.error().message;
+  EXPECT_EQ(clear->at("fired"), "only the last");
+  auto interval = call(id, "test/interval", json::object{{"times", 3}});
+  ASSERT_TRUE(interval) << interval.error().message;
+  EXPECT_EQ(interval->at("n"), 3);
+  auto jobs = call(id, "test/jobs", json::object{});
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->at("job"), 7);
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(SandboxHost, The65thTimerThrowsInThePluginAndTheHostNeverRefusesThePrelude) {
+  auto id = load("dev.sandbox.limit", "timers", "plugin.mjs");
+  for (int round = 0; round < 2; ++round) {
+    auto limit = call(id, "test/limit", json::object{});
+    ASSERT_TRUE(limit) << limit.error().message;
+    EXPECT_EQ(limit->at("refused").at("name"), "RangeError");
+  }
+  EXPECT_FALSE(journal_has(id, "timer/set: refused"));
+  EXPECT_FALSE(journal_has(id, "Escouade refused the timer"));
+}
+
+TEST_F(SandboxHost, AnExceptionInATimerIsACrashAndTheNewInstanceStartsWithNoTimer) {
+  auto id = load("dev.sandbox.timerthrow", "timers", "plugin.mjs");
+  // A timer that would answer the call long after the crash: it goes with its instance.
+  host_->call(id, "test/after", json::object{{"ms", 300}, {"value", "old"}},
+              std::chrono::milliseconds(30000), [](Result<json::value>) {});
+  ASSERT_TRUE(call(id, "test/throwLater", json::object{}));
+  run_until([&] { return status(id).crashes == 1; });
+  EXPECT_TRUE(journal_has(id, "crashed: its instance crashed: Error: boom in a timer"));
+  auto again = call(id, "test/after", json::object{{"ms", 400}, {"value", "new"}});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->at("value"), "new");
+  EXPECT_FALSE(journal_has(id, "its own timer/fired")) << "nothing of the old run fired into it";
+  EXPECT_EQ(status(id).crashes, 1);
 }
 
 // The same through escouade-host, as the app drives it: the host's own router sends run.js to

@@ -1,5 +1,5 @@
-// What the host serves plugins (secrets, masking, settings, files, log, batches), through
-// escouade-host with real plugin processes asking for them.
+// What the host serves plugins (secrets, masking, settings, files, log, batches, and no timers
+// for a process), through escouade-host with real plugin processes asking for them.
 
 #include <gtest/gtest.h>
 
@@ -307,6 +307,15 @@ TEST(Log, EachLevelIsJournaledAsSuch) {
   host.call_plugin(id, "test/log", json::object{{"level", "loud"}, {"message", "x"}});
   expect_journal(host, id, "the notification was ignored");
   EXPECT_EQ(host.call_plugin(id, "test/echo", 2), 2);
+}
+
+// timer/* is for sandboxed plugins: a process has its own clock (the schema, net/fetch: "A plugin
+// run by a command ... is answered methodNotFound; the same for ... timer/*").
+TEST(Timers, APluginRunAsACommandIsAnsweredMethodNotFound) {
+  HostClient host;
+  const auto id = host.load_and_enable(make_plugin(host.plugins_dir(), PluginSpec{"dev.timers"}));
+  EXPECT_EQ(error_code(ask(host, id, "timer/set", json::object{{"ms", 10}})), -32601);
+  EXPECT_EQ(host.call_plugin(id, "test/echo", 3), 3);
 }
 
 }  // namespace

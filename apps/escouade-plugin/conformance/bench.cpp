@@ -192,8 +192,10 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     processes.reaper = &*reaper;
     processes.known_children.insert(reaper->pid());
   }
-  services::ServiceContext services{
-      {loop.executor(), &workers, keychain.get()}, {&workers, &settings}, {&workers}};
+  services::ServiceContext services{{loop.executor(), &workers, keychain.get()},
+                                    {&workers, &settings},
+                                    {&workers},
+                                    {loop.executor(), &steady_clock()}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
   served->folder = services::OwnFolder::open(m->folder);

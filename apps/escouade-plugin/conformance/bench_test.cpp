@@ -180,6 +180,26 @@ TEST(ConformanceBench, CheckSaysARunJsPluginRunsInsideEscouadeIsolated) {
       << ran.out;
 }
 
+// The run.js example, from its source folder (it has nothing to build): every check it
+// announces passes, its rules read through new URL and its timers served by the bench.
+TEST(ConformanceBench, TheRunJsGuardExamplePassesInTheSandbox) {
+  escouade::TempDir dir("bench-guard-js");
+  fs::copy(fs::path(ESCOUADE_EXAMPLES_SOURCE) / "guard-js", dir.path() / "guard-js",
+           fs::copy_options::recursive);
+  Ran ran = run_cli({"test", (dir.path() / "guard-js").string(), "--json"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  boost::system::error_code ec;
+  json::value report = json::parse(ran.out, ec);
+  ASSERT_FALSE(ec) << ran.out;
+  EXPECT_EQ(report.at("failed"), 0) << ran.out;
+  for (const auto& c : report.at("checks").as_array()) {
+    if (c.at("name") == "decide") {
+      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+      EXPECT_NE(json::serialize(c).find("deny"), std::string::npos) << "rm -rf / by its rules";
+    }
+  }
+}
+
 TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
   PluginFolder folder("minimal", "{}");
   Verdicts v = bench(folder);

@@ -288,11 +288,16 @@ void PluginLink::note_call(const proto::Message& m) {
   r.method = m.method;
   r.params = m.params ? quote(json::serialize(*m.params)) : "(none)";
   if (m.kind == MessageKind::notification) {
-    if (m.method == proto::method::Log::kName) {
+    // What the host serves as notifications: log, and timer/cancel to a sandboxed plugin
+    // (services/bind.cpp), which the prelude's clearTimeout sends.
+    const auto kind = plugin_->manifest.run.kind;
+    const bool sandboxed = kind == manifest::RunKind::js || kind == manifest::RunKind::wasm;
+    if (m.method == proto::method::Log::kName ||
+        (sandboxed && m.method == proto::method::TimerCancel::kName)) {
       auto checked = validator_.check_params(m.method, m.params ? &*m.params : nullptr);
       r.refused = !checked;
-      r.outcome =
-          checked ? "journaled" : "ignored: its params do not hold: " + checked.error().message;
+      r.outcome = checked ? (m.method == proto::method::Log::kName ? "journaled" : "taken")
+                          : "ignored: its params do not hold: " + checked.error().message;
     } else {
       r.refused = true;
       r.outcome = "ignored: Escouade serves no notification " + m.method;

@@ -1,5 +1,5 @@
-// `escouade-plugin new cpp <dir> [--id ID] [--name NAME]`: a new C++ plugin folder
-// (scaffold.hpp), then what was written and the commands that come next.
+// `escouade-plugin new cpp|js <dir> [--id ID] [--name NAME]`: a new C++ or JavaScript plugin
+// folder (scaffold.hpp), then what was written and the commands that come next.
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -52,6 +52,26 @@ int run_new_cpp(const NewArgs& args, bool id_given, bool name_given) {
   return 0;
 }
 
+int run_new_js(const NewArgs& args, bool id_given, bool name_given) {
+  scaffold::Request request{args.folder, std::nullopt, std::nullopt};
+  if (id_given) request.id = args.id;
+  if (name_given) request.name = args.name;
+  auto done = scaffold::scaffold_js(request);
+  if (!done) {
+    std::cerr << "escouade-plugin new: refused\n  " << done.error().message << "\n";
+    return 1;
+  }
+  std::cout << "Wrote " << done->identity.id << " (" << done->identity.name
+            << "), a JavaScript plugin that runs inside Escouade, in " << done->folder.string()
+            << ":\n";
+  for (const auto& f : done->files)
+    std::cout << "  " << f << "\n";
+  std::cout << "Next: nothing to build; run the conformance bench on it:\n"
+            << "  cd " << shell_word(done->folder.string()) << "\n"
+            << "  escouade-plugin test .\n";
+  return 0;
+}
+
 }  // namespace
 
 void add_new_command(CLI::App& app, int& exit_code) {
@@ -72,6 +92,21 @@ void add_new_command(CLI::App& app, int& exit_code) {
                                       "The name shown to the user (default: the folder's name)");
   cpp->callback([args, id, name, &exit_code] {
     exit_code = run_new_cpp(*args, id->count() > 0, name->count() > 0);
+  });
+
+  CLI::App* js = cmd->add_subcommand(
+      "js",
+      "A JavaScript plugin that runs inside Escouade: manifest, plugin.mjs (an ES module over "
+      "node:readline) and README.md; nothing to build");
+  js->add_option("dir", args->folder, "The new folder; made when missing, refused when not empty")
+      ->required();
+  CLI::Option* js_id = js->add_option(
+      "--id", args->id,
+      "The plugin's id, reverse-DNS in lower case (default: dev.example.<the folder's name>)");
+  CLI::Option* js_name = js->add_option("--name", args->name,
+                                        "The name shown to the user (default: the folder's name)");
+  js->callback([args, js_id, js_name, &exit_code] {
+    exit_code = run_new_js(*args, js_id->count() > 0, js_name->count() > 0);
   });
 }
 

@@ -1,6 +1,6 @@
-// escouade-plugin new cpp, run as an author runs it: the real binary writes a folder, then the
-// folder is built as its README says (cmake and a real compiler) and the real escouade-plugin
-// check and test judge it.
+// escouade-plugin new cpp and new js, run as an author runs them: the real binary writes a
+// folder, then the folder is built as its README says (cmake and a real compiler; nothing for
+// js) and the real escouade-plugin check and test judge it.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -238,6 +238,57 @@ TEST(ScaffoldNew, TheGeneratedPluginBuildsAndPassesTheConformanceBench) {
   EXPECT_EQ(checks.size(), 14u);
   for (const auto& c : checks)
     EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+}
+
+// new js: nothing to build; as written, the bench passes it in the sandbox.
+TEST(ScaffoldNewJs, WritesAModuleThatPassesTheConformanceBenchInTheSandbox) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "Ticket Guard";
+  Ran made = ws.cli({"new", "js", dir.string(), "--name", "Ticket \"guard\""});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  EXPECT_EQ(files_under(dir),
+            (std::set<std::string>{"escouade-plugin.json", "plugin.mjs", "README.md"}));
+  EXPECT_EQ(parse_json(read_file(dir / "escouade-plugin.json")), parse_json(R"({
+    "id": "dev.example.ticketguard",
+    "version": "0.1.0",
+    "name": "Ticket \"guard\"",
+    "run": {"js": "plugin.mjs"},
+    "activation": ["event:agent.status"],
+    "permissions": {"events": ["agent.status", "ticket.*"], "decide": true}})"));
+  const std::string module = read_file(dir / "plugin.mjs");
+  EXPECT_NE(module.find("import { createInterface } from 'node:readline';"), std::string::npos);
+  EXPECT_NE(module.find("dev.example.ticketguard has no rule"), std::string::npos);
+  EXPECT_EQ(module.find('@'), std::string::npos) << "every placeholder filled";
+  EXPECT_EQ(read_file(dir / "README.md").rfind("# Ticket \"guard\"\n", 0), 0u);
+  EXPECT_NE(made.out.find("Wrote dev.example.ticketguard"), std::string::npos) << made.out;
+  EXPECT_NE(made.out.find("  escouade-plugin test .\n"), std::string::npos) << made.out;
+
+  Ran check = ws.cli({"check", dir.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+
+  Ran bench = ws.cli({"test", dir.string(), "--json", "--time-scale", "10"});
+  EXPECT_EQ(bench.exit_code, 0) << bench.out << bench.err;
+  const json::value report = parse_json(bench.out);
+  ASSERT_TRUE(report.is_object()) << bench.out;
+  EXPECT_EQ(report.at("failed"), 0) << bench.out;
+  EXPECT_EQ(report.at("skipped"), 0) << bench.out;
+  for (const auto& c : report.at("checks").as_array()) {
+    EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+    if (c.at("name") == "starts") {
+      EXPECT_NE(json::serialize(c).find("in the sandbox"), std::string::npos);
+    }
+  }
+}
+
+TEST(ScaffoldNewJs, RefusesAFolderThatIsNotEmptyAsNewCppDoes) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "busy";
+  fs::create_directory(dir);
+  std::ofstream(dir / "notes.txt") << "mine";
+  Ran ran = ws.cli({"new", "js", dir.string()});
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.err.find(dir.string() + ": not empty"), std::string::npos) << ran.err;
+  EXPECT_EQ(files_under(dir), std::set<std::string>{"notes.txt"});
 }
 
 }  // namespace

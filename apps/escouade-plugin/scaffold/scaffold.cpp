@@ -154,6 +154,11 @@ std::vector<PlannedFile> plan_cpp(const Identity& who) {
 }
 
 Result<Scaffolded> scaffold_cpp(const Request& request) {
+  return scaffold_with(request, plan_cpp);
+}
+
+Result<Scaffolded> scaffold_with(const Request& request,
+                                 std::vector<PlannedFile> (*plan)(const Identity&)) {
   if (request.folder.empty()) return refusal("no folder given; name a new or an empty one");
   auto who = settle_identity(request);
   if (!who) return who.error();
@@ -176,7 +181,7 @@ Result<Scaffolded> scaffold_cpp(const Request& request) {
   done.folder = fs::canonical(done.folder, ec);
   if (ec) return failure(request.folder.string() + ": " + ec.message());
 
-  for (const auto& f : plan_cpp(*who)) {
+  for (const auto& f : plan(*who)) {
     if (auto written = write_file(done.folder / f.path, f.bytes); !written) {
       return written.error();
     }

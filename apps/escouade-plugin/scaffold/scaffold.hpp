@@ -7,6 +7,7 @@
 //   CMakeLists.txt         standalone; puts the program in bin/<target>
 //   README.md, .gitignore
 //   third_party/escouade/include/escouade/*.hpp   the SDK headers this binary was built with
+// `escouade-plugin new js <dir>`: a run.js plugin, see plan_js below.
 // Nothing here prints; the command (new_command.cpp) does. Not thread-safe: it writes files.
 
 #include <filesystem>
@@ -78,5 +79,16 @@ std::vector<PlannedFile> plan_cpp(const Identity& who);
 // that is not a folder and a folder that is not empty. A file that cannot be written stops it
 // with the reason; what was written before stays.
 Result<Scaffolded> scaffold_cpp(const Request& request);
+
+// `new js` (scaffold_js.cpp): escouade-plugin.json with "run": {"js": "plugin.mjs"}, plugin.mjs
+// (a plain ES module over node:readline: decisions left to the user, facts to the journal,
+// batches answered) and README.md. Pure.
+std::vector<PlannedFile> plan_js(const Identity& who);
+// As scaffold_cpp, with plan_js's files.
+Result<Scaffolded> scaffold_js(const Request& request);
+
+// What scaffold_cpp and scaffold_js share: the checks, then `plan`'s files written.
+Result<Scaffolded> scaffold_with(const Request& request,
+                                 std::vector<PlannedFile> (*plan)(const Identity&));
 
 }  // namespace escouade::scaffold

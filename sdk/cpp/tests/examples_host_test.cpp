@@ -87,6 +87,32 @@ TEST(ExamplesThroughHost, GuardDecidesFromItsRules) {
   EXPECT_EQ(*unknown.error_code, -32601);
 }
 
+// The same rules, in plain JavaScript, run inside the host (examples/guard-js).
+TEST(ExamplesThroughHost, GuardJsDecidesFromItsRulesInTheSandbox) {
+  HostClient host;
+  const std::string id = host.load_and_enable(kExamples / "guard-js");
+  ASSERT_EQ(id, "dev.example.guard-js");
+  publish(host, make_fact("agent.status", 1, {{"status", "working"}}));
+  host.wait_status(id, "running");
+  ASSERT_NE(host.wait_journal(id, "started: dist/plugin.mjs in the sandbox"), "");
+  // Read with readFileSync(new URL('../rules.json', globalThis._importMeta_.url)).
+  ASSERT_NE(host.wait_journal(id, "rules loaded: 3 refusals, 6 commands allowed"), "");
+
+  auto rm = decide(host, "command", "rm -rf /");
+  EXPECT_EQ(rm.at("decision"), "deny");
+  EXPECT_EQ(rm.at("message"), "rm -rf is never allowed");
+  EXPECT_EQ(decide(host, "command", "git push origin HEAD:master").at("decision"), "deny");
+  auto ls = decide(host, "command", "ls -la src");
+  EXPECT_EQ(ls.at("decision"), "allow");
+  EXPECT_EQ(ls.at("by").at(0).at("message"), "ls only reads");
+  EXPECT_EQ(decide(host, "read", "").at("decision"), "allow");
+  auto npm = decide(host, "command", "npm install");
+  EXPECT_EQ(npm.at("by").at(0).at("message"), "no rule of the guard covers: npm install");
+  // Its setTimeout, over the host's timer/*: a line once a quiet second has passed (how many
+  // it counts depends on how fast the decisions came, so only the line is awaited).
+  ASSERT_NE(host.wait_journal(id, "decided "), "");
+}
+
 TEST(ExamplesThroughHost, FactJournalSummarizesEachProject) {
   HostClient host;
   const std::string id = host.load_and_enable(kExamples / "fact-journal");

@@ -1,14 +1,24 @@
 #include "sandbox/spidermonkey/prelude.hpp"
 
+#include <string>
+
+#include "sandbox/spidermonkey/prelude_parts.hpp"
+
 namespace escouade::sandbox::spidermonkey {
+
+namespace {
 
 // The natives' object is the prelude's alone: nothing it gives the bundle holds it, and the two
 // modules reach what they export through a hidden global that the instance deletes once the
-// bundle's modules are evaluated.
-const std::string_view kPrelude = R"JS((function (host) {
+// bundle's modules are evaluated. The parts of prelude_parts.hpp run in the same function, after
+// this beginning and before its end: they see its names (write, sendOwn, updateInput...).
+constexpr std::string_view kBeginning = R"JS((function (host) {
   'use strict';
   const write = host.write, wantInput = host.wantInput, hostExit = host.exit;
   const readFile = host.readFile, folder = host.folder;
+  // The prelude's own reading of its messages: a bundle that replaces JSON's functions does not
+  // change them.
+  const parse = JSON.parse, stringify = JSON.stringify;
 
   class Emitter {
     constructor() { Object.defineProperty(this, '_listeners', { value: new Map() }); }
@@ -51,29 +61,54 @@ const std::string_view kPrelude = R"JS((function (host) {
 
   // process.stdin: the lines Escouade sends, each a 'data' chunk with its '\n'. It is read while
   // something listens to it; once nothing does, the instance ends when it has nothing left to do.
+  // Pending timers keep it reading too (their timer/fired come as input): the timers' part sets
+  // keptAlive and ownInput, the lines of input that are the prelude's own.
   let inputEnded = false;
+  let keptAlive = () => false;
+  let ownInput = () => false;
   const stdin = new Emitter();
-  Object.defineProperty(stdin, '_changed', {
-    value: () => wantInput(!inputEnded && stdin.listenerCount('data') > 0),
-  });
+  const updateInput = () =>
+    wantInput(!inputEnded && (stdin.listenerCount('data') > 0 || keptAlive()));
+  Object.defineProperty(stdin, '_changed', { value: updateInput });
   Object.assign(stdin, {
     fd: 0, isTTY: false, readable: true,
     setEncoding() { return stdin; }, resume() { return stdin; }, pause() { return stdin; },
     ref() { return stdin; }, unref() { return stdin; },
   });
 
-  const text = (s) => (typeof s === 'string' ? s : String(s));
+  // A chunk of bytes is UTF-8 (TextDecoder, prelude_text.cpp's part, is defined by then).
+  const text = (s) =>
+    typeof s === 'string' ? s : s instanceof Uint8Array ? decodeUtf8(s) : String(s);
+  // The protocol's lines: the bundle's, and the prelude's own (timer/set, timer/cancel). A line
+  // of the prelude waits while the bundle is in the middle of one of its own, so that it never
+  // cuts it; it goes out as soon as the bundle ends its line.
+  let midLine = false;
+  const ownLines = [];
+  const writeOut = (s) => {
+    if (s.length === 0) return;
+    write(1, s);
+    midLine = s.charCodeAt(s.length - 1) !== 10;
+    if (!midLine && ownLines.length) {
+      write(1, ownLines.join(''));
+      ownLines.length = 0;
+    }
+  };
+  const sendOwn = (message) => {
+    const line = stringify(message) + '\n';
+    if (midLine) ownLines.push(line); else write(1, line);
+  };
   const writable = (fd) => {
     const w = new Emitter();
+    const put = fd === 1 ? writeOut : (s) => write(2, s);
     Object.assign(w, {
       fd, isTTY: false, writable: true,
       write(chunk, encoding, callback) {
-        write(fd, text(chunk));
+        put(text(chunk));
         const cb = typeof encoding === 'function' ? encoding : callback;
         if (typeof cb === 'function') queueMicrotask(() => cb());
         return true;
       },
-      end(chunk) { if (chunk !== undefined) write(fd, text(chunk)); return w; },
+      end(chunk) { if (chunk !== undefined) put(text(chunk)); return w; },
     });
     return w;
   };
@@ -197,6 +232,9 @@ const std::string_view kPrelude = R"JS((function (host) {
     return found;
   };
 
+)JS";
+
+constexpr std::string_view kEnd = R"JS(
   Object.defineProperty(globalThis, '__escouadeModules', {
     value: Object.freeze({
       readline: Object.freeze({ createInterface }),
@@ -204,7 +242,11 @@ const std::string_view kPrelude = R"JS((function (host) {
     }),
     configurable: true,
   });
-  for (const [name, value] of Object.entries({ process, console, queueMicrotask }))
+  const globals = {
+    process, console, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval,
+    TextEncoder, TextDecoder, URL, URLSearchParams,
+  };
+  for (const [name, value] of Object.entries(globals))
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
   globalThis._importMeta_ = { url: host.url };
 
@@ -218,9 +260,17 @@ const std::string_view kPrelude = R"JS((function (host) {
       wantInput(false);
       return;
     }
+    if (ownInput(line)) return;
     stdin.emit('data', line);
   };
 }))JS";
+
+const std::string kWhole = std::string(kBeginning) + std::string(kTimersPart) +
+                           std::string(kTextPart) + std::string(kUrlPart) + std::string(kEnd);
+
+}  // namespace
+
+const std::string_view kPrelude = kWhole;
 
 const std::string_view kReadlineModule = R"JS(const m = globalThis.__escouadeModules.readline;
 export const createInterface = m.createInterface;

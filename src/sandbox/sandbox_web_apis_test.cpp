@@ -1,0 +1,178 @@
+// URL, URLSearchParams, TextEncoder and TextDecoder of the run.js prelude, with the real engine
+// (tests/fixtures/sandbox/web/). Every expected value below is what Node 18 gives for the same
+// expression (checked when the cases were written; the test runs no Node), but for the labels
+// Node knows and the sandbox does not (only utf-8).
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/sandbox_program.hpp"
+
+namespace escouade::sandbox {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
+
+class SandboxWebApis : public ::testing::Test {
+ protected:
+  SandboxWebApis() : factory_(io_.get_executor()) {
+    runtime::ProgramSpec spec;
+    spec.plugin_id = "dev.test.web";
+    spec.kind = runtime::RunKind::js;
+    spec.folder = kFixtures / "web";
+    spec.module = kFixtures / "web" / "dist" / "plugin.mjs";
+    program_ = factory_.make(spec);
+    runtime::ProgramEvents ev;
+    ev.output_line = [this](std::string_view l) { out_.push_back(json::parse(l)); };
+    ev.error_line = [this](std::string_view l) { err_.emplace_back(l); };
+    ev.exited = [this](const runtime::ProgramEnd& e) { end_ = e.reason; };
+    started_ = program_ && program_->start(std::move(ev));
+  }
+
+  // The result of calling `method` in the bundle.
+  json::value result(std::string_view method, json::value params = json::object()) {
+    EXPECT_TRUE(started_);
+    const std::int64_t id = next_id_++;
+    program_->write_line(
+        json::serialize(
+            json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}) +
+        "\n");
+    return answer(json::value(id));
+  }
+  json::value answer(const json::value& id) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // a net
+    for (;;) {
+      for (const auto& v : out_)
+        if (v.at("id") == id) {
+          EXPECT_FALSE(v.as_object().contains("error")) << json::serialize(v);
+          return v.as_object().contains("result") ? v.at("result") : json::value();
+        }
+      if (end_ || std::chrono::steady_clock::now() > limit) break;
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "no answer to " << json::serialize(id) << "; ended: " << end_.value_or("no")
+                  << (err_.empty() ? "" : "; " + err_.back());
+    return nullptr;
+  }
+
+  asio::io_context io_;
+  SandboxProgramFactory factory_;
+  std::unique_ptr<runtime::Program> program_;
+  bool started_ = false;
+  std::vector<json::value> out_;
+  std::vector<std::string> err_;
+  std::optional<std::string> end_;
+  std::int64_t next_id_ = 1;
+};
+
+// The spec's own line: readFileSync(new URL('../rules.json', globalThis._importMeta_.url)).
+TEST_F(SandboxWebApis, TheSpecsReadFileSyncOfANewUrlReadsARootFile) {
+  EXPECT_EQ(result("test/rules"), json::parse(R"({"words":["deploy","rollback"]})"));
+}
+
+TEST_F(SandboxWebApis, UrlsResolveAndNormalizeAsTheStandardSays) {
+  struct Case {
+    const char* name;
+    const char* input;
+    const char* base;  // null: none
+    const char* href;  // or the error's name and code
+  };
+  const std::vector<Case> cases = {
+      {"parent", "../rules.json", "file:///home/u/plugin/dist/plugin.mjs",
+       "file:///home/u/plugin/rules.json"},
+      {"dots", "./a/./b/../c", "file:///x/y/z", "file:///x/y/a/c"},
+      {"dotDotAlone", "..", "file:///x/y/z", "file:///x/"},
+      {"neverAboveTheRoot", "../../../../etc", "file:///x/y/z", "file:///etc"},
+      {"absolutePath", "/abs/path?q=1#h", "https://example.com/a/b",
+       "https://example.com/abs/path?q=1#h"},
+      {"schemeRelative", "//other.org/p", "https://example.com/a/b", "https://other.org/p"},
+      {"queryOnly", "?new", "https://example.com/a/b?old#f", "https://example.com/a/b?new"},
+      {"fragmentOnly", "#frag", "https://example.com/a/b?old#f",
+       "https://example.com/a/b?old#frag"},
+      {"empty", "", "https://example.com/a/b?old#f", "https://example.com/a/b?old"},
+      {"caseDefaultPortAndEncoding", "HTTPS://EXAMPLE.com:443/A%20b/c d?x=y z#\xc3\xa9", nullptr,
+       "https://example.com/A%20b/c%20d?x=y%20z#%C3%A9"},
+      {"userinfo", "http://user:pa ss@host.com:8080/p", nullptr,
+       "http://user:pa%20ss@host.com:8080/p"},
+      {"sameSchemeRelative", "http:foo/bar", "http://h.com/a/b", "http://h.com/a/foo/bar"},
+      {"backslashes", "http:\\\\h.com\\a\\..\\b", nullptr, "http://h.com/b"},
+      {"fileLocalhost", "file://localhost/etc/x", nullptr, "file:///etc/x"},
+      {"fileOneSlash", "file:/etc/x", nullptr, "file:///etc/x"},
+      {"encodedDots", "https://h.com/a/%2e%2E/b/.%2e/c", nullptr, "https://h.com/c"},
+      {"trailingDotDot", "https://h.com/a/b/..", nullptr, "https://h.com/a/"},
+      {"noPath", "https://h.com", nullptr, "https://h.com/"},
+      {"nonAscii", "https://h.com/\xcf\x80?\xcf\x80#\xcf\x80", nullptr,
+       "https://h.com/%CF%80?%CF%80#%CF%80"},
+      {"quoteInQuery", "https://h.com/?a='b'", nullptr, "https://h.com/?a=%27b%27"},
+      {"opaque", "mailto:someone@x.org", nullptr, "mailto:someone@x.org"},
+      {"tabsAndSpaces", "  https://h.com/t\tab\n  ", nullptr, "https://h.com/tab"},
+      {"ipv6", "https://[::1]:8443/x", nullptr, "https://[::1]:8443/x"},
+      {"noBase", "nothing", nullptr, "TypeError ERR_INVALID_URL"},
+      {"noHost", "https://", nullptr, "TypeError ERR_INVALID_URL"},
+      {"portTooBig", "https://h.com:99999/", nullptr, "TypeError ERR_INVALID_URL"},
+      {"spaceInHost", "http://a b/", nullptr, "TypeError ERR_INVALID_URL"},
+      {"againstAnOpaqueBase", "x", "mailto:a@b", "TypeError ERR_INVALID_URL"},
+  };
+  json::array sent;
+  for (const Case& c : cases)
+    sent.push_back(json::array{c.name, c.input, c.base ? json::value(c.base) : json::value()});
+  const json::value r = result("test/url", json::object{{"cases", sent}});
+  for (const Case& c : cases)
+    EXPECT_EQ(r.at(c.name), json::value(c.href)) << c.name << ": " << c.input;
+  EXPECT_EQ(r.at("parts"),
+            json::parse(R"(["https:","User","Pw","example.com:8443","example.com","8443","/a/b",)"
+                        R"("?x=1","#top","https://example.com:8443",)"
+                        R"("https://User:Pw@example.com:8443/a/b?x=1#top",)"
+                        R"("{\"u\":\"https://User:Pw@example.com:8443/a/b?x=1#top\"}"])"));
+  EXPECT_EQ(r.at("fileOrigin"), "null");
+  EXPECT_EQ(r.at("params"), json::parse(R"(["1",["1","2"],"x y","\u00e9",true,null])"));
+  EXPECT_EQ(r.at("paramsWritten"), "https://h.com/p?a=1&b=x+y&a=2&c=%C3%A9&d=&e=f+g%26h");
+  EXPECT_EQ(r.at("canParse"), json::parse("[false,true]"));
+}
+
+TEST_F(SandboxWebApis, TextEncoderAndDecoderAreUtf8WithReplacementsBomAndStreams) {
+  const json::value r = result("test/text");
+  EXPECT_EQ(r.at("encoded"), "61 c3 a9 e2 82 ac f0 9f 98 80");
+  EXPECT_EQ(r.at("loneHigh"), "ef bf bd 78");
+  EXPECT_EQ(r.at("loneLow"), "78 ef bf bd");
+  EXPECT_EQ(r.at("empty"), 0);
+  EXPECT_EQ(r.at("encodeInto"), json::parse(R"([3,5,"61 f0 9f 98 80"])"));
+  EXPECT_EQ(r.at("fourBytes"), "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(r.at("bom"), "a");
+  EXPECT_EQ(r.at("bomKept"),
+            "\xef\xbb\xbf"
+            "a");
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(r.at("invalidLead"), json::value(fffd + "a"));
+  EXPECT_EQ(r.at("cutShort"), json::value(fffd));
+  EXPECT_EQ(r.at("badContinuation"), json::value(fffd + "(" + fffd));
+  EXPECT_EQ(r.at("surrogateBytes"), json::value(fffd + fffd + fffd));
+  EXPECT_EQ(r.at("overlong"), json::value(fffd + fffd));
+  EXPECT_EQ(r.at("pastUnicode"), json::value(fffd + fffd + fffd + fffd));
+  EXPECT_EQ(r.at("fatal"), "TypeError ERR_ENCODING_INVALID_ENCODED_DATA");
+  EXPECT_EQ(r.at("fatalValid"), json::value(fffd)) << "a U+FFFD in the bytes is no error";
+  EXPECT_EQ(r.at("stream"), json::parse(R"(["","\ud83d\ude00a",""])"));
+  EXPECT_EQ(r.at("views"), json::parse(R"([" ABC","AB","BC"])"));
+  EXPECT_EQ(r.at("label"), json::parse(R"(["utf-8","RangeError ERR_ENCODING_NOT_SUPPORTED"])"));
+}
+
+TEST_F(SandboxWebApis, BytesWrittenToStdoutAreUtf8) {
+  EXPECT_EQ(result("test/writeBytes"), true);
+  EXPECT_EQ(answer(json::value("bytes")), "\xc3\xa9");
+}
+
+}  // namespace
+}  // namespace escouade::sandbox
