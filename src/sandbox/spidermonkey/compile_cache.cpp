@@ -68,13 +68,16 @@ JS::CompileOptions& module_options(JS::CompileOptions& options, const std::strin
 
 }  // namespace
 
+// What is kept is the stencil's encoding, never a stencil: a stencil is decoded in the runtime of
+// the instance that uses it and dies with it there (one kept across runtimes, and released after
+// the one that made it was destroyed, crashed the engine's shutdown at exit).
 struct CompileCache::Impl {
   std::filesystem::path folder;
   mutable std::mutex mutex;
   struct Kept {
     std::string name;
     std::string source;
-    RefPtr<JS::Stencil> stencil;
+    std::shared_ptr<const std::string> encoded;
   };
   std::list<Kept> kept;
   Counts counts;
@@ -91,29 +94,28 @@ struct CompileCache::Impl {
     return folder / (std::string(hex) + ".stencil");
   }
 
-  RefPtr<JS::Stencil> in_memory(std::string_view source, const std::string& name) {
+  std::shared_ptr<const std::string> in_memory(std::string_view source, const std::string& name) {
     std::lock_guard lock(mutex);
     for (auto it = kept.begin(); it != kept.end(); ++it) {
       if (it->name == name && it->source == source) {
         kept.splice(kept.begin(), kept, it);
-        ++counts.from_memory;
-        return kept.front().stencil;
+        return kept.front().encoded;
       }
     }
     return nullptr;
   }
 
-  void keep(std::string_view source, const std::string& name, RefPtr<JS::Stencil> stencil) {
+  void keep(std::string_view source, const std::string& name,
+            std::shared_ptr<const std::string> encoded) {
     std::lock_guard lock(mutex);
     for (const auto& k : kept)
       if (k.name == name && k.source == source) return;
-    kept.push_front(Kept{name, std::string(source), std::move(stencil)});
+    kept.push_front(Kept{name, std::string(source), std::move(encoded)});
     if (kept.size() > kMaxKept) kept.pop_back();
   }
 
-  // The file's stencil, when the file is this bundle's for this build.
-  RefPtr<JS::Stencil> from_disk(JSContext* cx, const JS::CompileOptions& options,
-                                std::string_view source, const std::string& name) {
+  // The file's encoded stencil, when the file is this bundle's for this build, whole.
+  std::shared_ptr<const std::string> from_disk(std::string_view source, const std::string& name) {
     if (folder.empty()) return nullptr;
     const auto path = file_of(source, name);
     std::error_code ec;
@@ -131,28 +133,12 @@ struct CompileCache::Impl {
     if (!take_text(rest, engine_build()) || !take_text(rest, name) || !take_text(rest, source) ||
         !take_size(rest, sum) || sum != fnv1a(kFnvBasis, rest))
       return nullptr;  // another bundle's, another build's, or damaged: never decoded
-    JS::DecodeOptions decode(options);
-    JS::TranscodeRange range(reinterpret_cast<const std::uint8_t*>(rest.data()), rest.size());
-    JS::Stencil* raw = nullptr;
-    if (JS::DecodeStencil(cx, decode, range, &raw) != JS::TranscodeResult::Ok || !raw) {
-      JS_ClearPendingException(cx);
-      return nullptr;
-    }
-    RefPtr<JS::Stencil> stencil = already_AddRefed<JS::Stencil>(raw);
-    std::lock_guard lock(mutex);
-    ++counts.from_disk;
-    return stencil;
+    return std::make_shared<const std::string>(rest);
   }
 
   // Written beside, then renamed: a reader sees a whole file or none.
-  void write(JSContext* cx, JS::Stencil* stencil, std::string_view source,
-             const std::string& name) {
+  void write(std::string_view encoded, std::string_view source, const std::string& name) {
     if (folder.empty()) return;
-    JS::TranscodeBuffer buffer;
-    if (JS::EncodeStencil(cx, stencil, buffer) != JS::TranscodeResult::Ok) {
-      JS_ClearPendingException(cx);
-      return;
-    }
     std::error_code ec;
     std::filesystem::create_directories(folder, ec);
     ::chmod(folder.c_str(), 0700);
@@ -163,23 +149,20 @@ struct CompileCache::Impl {
     head += name;
     put_size(head, source.size());
     head += source;
-    put_size(head, fnv1a(kFnvBasis, std::string_view(reinterpret_cast<const char*>(buffer.begin()),
-                                                     buffer.length())));
+    put_size(head, fnv1a(kFnvBasis, encoded));
     const auto path = file_of(source, name);
     const auto partial = path.string() + ".partial-" + std::to_string(::getpid());
     const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
-    auto all = [&](const void* data, std::size_t n) {
-      const char* p = static_cast<const char*>(data);
-      while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
+    auto all = [&](std::string_view data) {
+      while (!data.empty()) {
+        const ssize_t w = ::write(fd, data.data(), data.size());
         if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
+        data.remove_prefix(static_cast<std::size_t>(w));
       }
       return true;
     };
-    const bool ok = all(head.data(), head.size()) && all(buffer.begin(), buffer.length());
+    const bool ok = all(head) && all(encoded);
     ::close(fd);
     if (!ok || ::rename(partial.c_str(), path.c_str()) != 0) {
       ::unlink(partial.c_str());
@@ -189,25 +172,55 @@ struct CompileCache::Impl {
     ++counts.written;
   }
 
-  // The stencil, from memory, disk or compiled; null with an exception pending when it does not
-  // compile.
+  void count(std::size_t Counts::*which) {
+    std::lock_guard lock(mutex);
+    ++(counts.*which);
+  }
+
+  // A stencil of this runtime decoded from `encoded`; null when it does not decode.
+  static RefPtr<JS::Stencil> decode(JSContext* cx, const JS::CompileOptions& options,
+                                    const std::string& encoded) {
+    JS::DecodeOptions decode(options);
+    JS::TranscodeRange range(reinterpret_cast<const std::uint8_t*>(encoded.data()), encoded.size());
+    JS::Stencil* raw = nullptr;
+    if (JS::DecodeStencil(cx, decode, range, &raw) != JS::TranscodeResult::Ok || !raw) {
+      JS_ClearPendingException(cx);
+      return nullptr;
+    }
+    return already_AddRefed<JS::Stencil>(raw);
+  }
+
+  // The stencil, decoded from memory or disk, or compiled (and then kept, encoded); null with an
+  // exception pending when it does not compile.
   RefPtr<JS::Stencil> stencil_of(JSContext* cx, const JS::CompileOptions& options,
                                  std::string_view source, const std::string& name) {
-    if (auto s = in_memory(source, name)) return s;
-    if (auto s = from_disk(cx, options, source, name)) {
-      keep(source, name, s);
-      return s;
+    if (auto encoded = in_memory(source, name)) {
+      if (auto s = decode(cx, options, *encoded)) {
+        count(&Counts::from_memory);
+        return s;
+      }
+    }
+    if (auto encoded = from_disk(source, name)) {
+      if (auto s = decode(cx, options, *encoded)) {
+        count(&Counts::from_disk);
+        keep(source, name, std::move(encoded));
+        return s;
+      }
     }
     JS::SourceText<mozilla::Utf8Unit> text;
     if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return nullptr;
     RefPtr<JS::Stencil> s = JS::CompileModuleScriptToStencil(cx, options, text);
     if (!s) return nullptr;
-    {
-      std::lock_guard lock(mutex);
-      ++counts.compiled;
+    count(&Counts::compiled);
+    JS::TranscodeBuffer buffer;
+    if (JS::EncodeStencil(cx, s.get(), buffer) == JS::TranscodeResult::Ok) {
+      auto encoded = std::make_shared<const std::string>(
+          reinterpret_cast<const char*>(buffer.begin()), buffer.length());
+      write(*encoded, source, name);
+      keep(source, name, std::move(encoded));
+    } else {
+      JS_ClearPendingException(cx);  // not kept: the next instance compiles it again
     }
-    keep(source, name, s);
-    write(cx, s.get(), source, name);
     return s;
   }
 };
