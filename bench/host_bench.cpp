@@ -109,6 +109,7 @@ struct Rig {
     context.ender = &ender;
     programs.route(runtime::RunKind::command, &processes);
     programs.route(runtime::RunKind::js, &sandboxed);
+    programs.route(runtime::RunKind::wasm, &sandboxed);
     host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
   }
   ~Rig() {

@@ -103,12 +103,13 @@ int main(int argc, char** argv) {
   runtime::TreeEnder ender(loop.executor());
   context.ender = &ender;
   runtime::ProcessProgramFactory processes(loop.executor(), context);
-  // run.js plugins run in the sandbox; destroyed after the host, it gives the instances still
-  // ending a bounded time to finish.
+  // run.js and run.wasm plugins run in the sandbox; destroyed after the host, it gives the
+  // instances still ending a bounded time to finish.
   sandbox::SandboxProgramFactory sandboxed(loop.executor());
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &processes);
   programs.route(runtime::RunKind::js, &sandboxed);
+  programs.route(runtime::RunKind::wasm, &sandboxed);
 
   host::HostConfig config;
   config.data_dir = data_dir;

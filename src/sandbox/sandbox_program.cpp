@@ -11,6 +11,7 @@
 #include "sandbox/bundle.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/wasm_module.hpp"
 #include "sandbox/watchdog.hpp"
 
 namespace escouade::sandbox {
@@ -25,6 +26,7 @@ struct Start {
   std::shared_ptr<Channel> channel;
   std::shared_ptr<InstanceThreads> threads;
   runtime::ProgramSpec spec;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled;
 };
 
 std::string module_name(const runtime::ProgramSpec& spec) {
@@ -33,7 +35,27 @@ std::string module_name(const runtime::ProgramSpec& spec) {
   return ec || rel.empty() ? spec.module.filename().string() : rel.generic_string();
 }
 
-ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel) {
+ProgramEnd run_wasm_instance(const runtime::ProgramSpec& spec, Channel& channel,
+                             spidermonkey::CompiledModules& compiled) {
+  spidermonkey::WasmPlugin plugin;
+  plugin.name = module_name(spec);
+  std::ifstream in(spec.module, std::ios::binary);
+  if (!in) return {ProgramEnd::Kind::refusal, "its module " + plugin.name + " cannot be read", {}};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  // Checked before anything of it is compiled; its memory gets the instance's limit as its
+  // maximum.
+  auto prepared = prepare_module(bytes.view(), channel.limits().memory_bytes / kWasmPageBytes,
+                                 spidermonkey::serves_wasm_import);
+  if (!prepared) return {ProgramEnd::Kind::refusal, prepared.error().message, {}};
+  plugin.bytes = std::move(prepared->bytes);
+  return spidermonkey::run_wasm(plugin, channel, SandboxProgram::stack_bytes(), compiled);
+}
+
+ProgramEnd run_instance(const Start& start) {
+  const runtime::ProgramSpec& spec = start.spec;
+  Channel& channel = *start.channel;
+  if (spec.kind == runtime::RunKind::wasm) return run_wasm_instance(spec, channel, *start.compiled);
   spidermonkey::JsBundle bundle;
   bundle.name = module_name(spec);
   {
@@ -57,7 +79,7 @@ ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel) {
 
 void* instance_main(void* arg) {
   std::unique_ptr<Start> start(static_cast<Start*>(arg));
-  ProgramEnd end = run_instance(start->spec, *start->channel);
+  ProgramEnd end = run_instance(*start);
   start->channel->ended(std::move(end));
   start->channel.reset();
   {
@@ -86,11 +108,13 @@ std::size_t SandboxProgram::stack_bytes() {
 
 SandboxProgram::SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
                                std::shared_ptr<Watchdog> watchdog,
-                               std::shared_ptr<InstanceThreads> threads)
+                               std::shared_ptr<InstanceThreads> threads,
+                               std::shared_ptr<spidermonkey::CompiledModules> compiled)
     : executor_(std::move(executor)),
       spec_(std::move(spec)),
       watchdog_(std::move(watchdog)),
-      threads_(std::move(threads)) {}
+      threads_(std::move(threads)),
+      compiled_(std::move(compiled)) {}
 
 SandboxProgram::~SandboxProgram() {
   lifeline_.end();
@@ -102,7 +126,7 @@ Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
   channel_ = std::make_shared<Channel>(executor_, std::move(events), lifeline_.token(),
                                        spec_.limits, watchdog_);
   watchdog_->watch(channel_);
-  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_});
+  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_, compiled_});
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, stack_bytes());
@@ -124,7 +148,8 @@ Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
                       "no thread for its instance: " + std::string(std::strerror(rc)));
   }
   (void)start.release();  // the thread's now
-  pthread_setname_np(thread, "escouade-js");
+  pthread_setname_np(thread,
+                     spec_.kind == runtime::RunKind::wasm ? "escouade-wasm" : "escouade-js");
   return {};
 }
 
@@ -157,7 +182,8 @@ SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor execut
     : executor_(std::move(executor)),
       engine_(spidermonkey::start_engine()),
       watchdog_(std::make_shared<Watchdog>()),
-      threads_(std::make_shared<InstanceThreads>()) {}
+      threads_(std::make_shared<InstanceThreads>()),
+      compiled_(spidermonkey::make_compiled_modules()) {}
 
 SandboxProgramFactory::~SandboxProgramFactory() {
   // At the host's end, after its programs were stopped: the instances end by themselves; a
@@ -168,12 +194,12 @@ SandboxProgramFactory::~SandboxProgramFactory() {
 }
 
 bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
-  return engine_ && kind == runtime::RunKind::js;
+  return engine_ && (kind == runtime::RunKind::js || kind == runtime::RunKind::wasm);
 }
 
 std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return nullptr;
-  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_);
+  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, compiled_);
 }
 
 }  // namespace escouade::sandbox

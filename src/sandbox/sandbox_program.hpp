@@ -1,8 +1,8 @@
 #pragma once
 
-// A run.js plugin run inside the host (spec: "A program in WASM"): one instance, on a thread of
-// its own, its own SpiderMonkey context, realm and job queue, which keeps its state from one
-// call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
+// A run.js or run.wasm plugin run inside the host (spec: "A program in WASM"): one instance, on a
+// thread of its own, its own SpiderMonkey context, realm and job queue, which keeps its state from
+// one call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
 // delays, the queue and the restarts treat it as they treat a process.
 //
 // Thread: created, started, written to and stopped on the host's thread; its events are posted
@@ -24,6 +24,9 @@ namespace escouade::sandbox {
 
 class Channel;
 class Watchdog;
+namespace spidermonkey {
+class CompiledModules;
+}
 
 // The instance threads of one factory: counted, so that the factory's destructor gives those
 // still ending a bounded time to finish.
@@ -36,7 +39,8 @@ struct InstanceThreads {
 class SandboxProgram final : public runtime::Program {
  public:
   SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
-                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads);
+                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads,
+                 std::shared_ptr<spidermonkey::CompiledModules> compiled);
   ~SandboxProgram() override;
 
   Result<void> start(runtime::ProgramEvents events) override;
@@ -61,12 +65,14 @@ class SandboxProgram final : public runtime::Program {
   runtime::ProgramSpec spec_;
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
   std::shared_ptr<Channel> channel_;
 };
 
-// Runs RunKind::js in the sandbox. Starts the engine once in the process (on the thread that
-// makes the first factory: the host's). Its destructor, at the host's end, waits 2 s at most for
-// the instances still ending.
+// Runs RunKind::js and RunKind::wasm in the sandbox; keeps the wasm modules it compiled in
+// memory, so that a restart makes its instance from the compiled module. Starts the engine once in
+// the process (on the thread that makes the first factory: the host's). Its destructor, at the
+// host's end, waits 2 s at most for the instances still ending.
 class SandboxProgramFactory final : public runtime::ProgramFactory {
  public:
   explicit SandboxProgramFactory(boost::asio::any_io_executor executor);
@@ -79,6 +85,7 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   bool engine_ = false;
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
 };
 
 }  // namespace escouade::sandbox
