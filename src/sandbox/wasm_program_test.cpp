@@ -193,6 +193,18 @@ TEST_F(WasmSandbox, GuestPointersOutsideTheMemoryAreRefusedWithEfault) {
   EXPECT_EQ(result(3).at("echo"), 2);
 }
 
+TEST_F(WasmSandbox, WhatOneCallMayAskIsBounded) {
+  start("echo.wasm");
+  handshake();
+  call(2, "test/big");
+  auto b = result(2);
+  EXPECT_EQ(b.at("write"), 0);
+  EXPECT_EQ(b.at("written"), 1024 * 1024);  // of 256 MiB asked: a short write
+  EXPECT_EQ(b.at("hugecall"), 3);           // 9 MiB of params: past a protocol line
+  call(3, "test/echo", 3);
+  EXPECT_EQ(result(3).at("echo"), 3);
+}
+
 TEST_F(WasmSandbox, EscouadeCallSendsARequestAndGivesTheAnswerBack) {
   start("echo.wasm");
   handshake();

@@ -10,8 +10,9 @@
 // answered an error: the error object's JSON written the same way), 2 (answer_cap too small:
 // the size needed written at `answer_len`, the answer kept: a call with method_len 0 gives it
 // without sending anything), 3 (arguments that do not hold: a pointer or length outside the
-// memory, params that are not JSON, no method and no kept answer), 4 (its input ended before
-// the answer came). When the instance must stop, the guest unwinds.
+// memory, params that are not JSON, a request longer than a protocol line, no method and no
+// kept answer), 4 (its input ended before the answer came). When the instance must stop, the guest
+// unwinds.
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -95,6 +96,8 @@ bool native_escouade_call(JSContext* cx, unsigned argc, JS::Value* vp) {
     request["params"] = std::move(params);
   }
   std::string line = json::serialize(request);
+  // A line longer than the protocol allows would be dropped on its way: nothing would answer.
+  if (line.size() >= Channel::kMaxLineBytes) return returns(args, kBadArguments);
   {
     // A method that is not UTF-8 would make a line Escouade cannot read: read it back first.
     boost::system::error_code ec;

@@ -27,6 +27,8 @@ constexpr std::string_view kEscouade = "escouade";
 
 // fd_read and fd_write take arrays of iovec {buf: u32, len: u32}.
 constexpr std::uint64_t kIovecBytes = 8;
+// What one fd_write takes at most; the rest is the guest's to write again.
+constexpr std::uint64_t kMaxWriteBytes = 1024 * 1024;
 // poll_oneoff's subscription and event, as preview1 lays them out.
 constexpr std::uint64_t kSubscriptionBytes = 48;
 constexpr std::uint64_t kEventBytes = 32;
@@ -160,11 +162,13 @@ bool fd_write(JSContext* cx, unsigned argc, JS::Value* vp) {
   const GuestMemory m = g.memory_now();
   if (!iovecs_fit(m, iovs, count) || !m.fits(written_at, 4)) return answer(args, kFault);
   // The bytes are copied out first: writing may wait for the host to take what it holds, and
-  // nothing may read the guest's memory across a wait.
+  // nothing may read the guest's memory across a wait. At most kMaxWriteBytes a call (a short
+  // write, which libc completes by writing again): many iovecs may each name the whole memory.
   std::string bytes;
-  for (std::uint32_t i = 0; i < count; ++i) {
+  for (std::uint32_t i = 0; i < count && bytes.size() < kMaxWriteBytes; ++i) {
     const std::uint64_t at = iovs + kIovecBytes * i;
-    bytes.append(reinterpret_cast<const char*>(m.at(m.u32(at))), m.u32(at + 4));
+    const std::uint64_t n = std::min<std::uint64_t>(m.u32(at + 4), kMaxWriteBytes - bytes.size());
+    bytes.append(reinterpret_cast<const char*>(m.at(m.u32(at))), n);
   }
   if (fd == 1)
     g.channel.write_out(bytes);
