@@ -153,7 +153,25 @@ std::vector<PlannedFile> plan_cpp(const Identity& who) {
   return files;
 }
 
-Result<Scaffolded> scaffold_cpp(const Request& request) {
+std::vector<PlannedFile> plan_wasm(const Identity& who) {
+  std::vector<PlannedFile> files = plan_cpp(who);
+  for (const auto& w : wasm_files()) {
+    const std::string path = w.path == kGitignoreTemplate ? ".gitignore" : std::string(w.path);
+    PlannedFile planned{path, fill(w.bytes, who, ends_with(w.path, ".json"))};
+    auto same = std::find_if(files.begin(), files.end(),
+                             [&](const PlannedFile& f) { return f.path == path; });
+    if (same != files.end())
+      *same = std::move(planned);
+    else
+      files.push_back(std::move(planned));
+  }
+  return files;
+}
+
+namespace {
+
+Result<Scaffolded> scaffold(const Request& request,
+                            std::vector<PlannedFile> (*plan)(const Identity&)) {
   if (request.folder.empty()) return refusal("no folder given; name a new or an empty one");
   auto who = settle_identity(request);
   if (!who) return who.error();
@@ -176,13 +194,23 @@ Result<Scaffolded> scaffold_cpp(const Request& request) {
   done.folder = fs::canonical(done.folder, ec);
   if (ec) return failure(request.folder.string() + ": " + ec.message());
 
-  for (const auto& f : plan_cpp(*who)) {
+  for (const auto& f : plan(*who)) {
     if (auto written = write_file(done.folder / f.path, f.bytes); !written) {
       return written.error();
     }
     done.files.push_back(f.path);
   }
   return done;
+}
+
+}  // namespace
+
+Result<Scaffolded> scaffold_cpp(const Request& request) {
+  return scaffold(request, plan_cpp);
+}
+
+Result<Scaffolded> scaffold_wasm(const Request& request) {
+  return scaffold(request, plan_wasm);
 }
 
 }  // namespace escouade::scaffold
