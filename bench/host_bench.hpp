@@ -60,7 +60,8 @@ struct Rig {
   // As escouade-host: trees are killed off the host's thread.
   runtime::TreeEnder ender{io.get_executor()};
   runtime::ProcessProgramFactory processes{io.get_executor(), context};
-  // As escouade-host: run.js plugins in the sandbox (each program it made remembered).
+  // As escouade-host: run.js and run.wasm plugins in the sandbox (each program it made
+  // remembered).
   sandbox::SandboxProgramFactory sandboxed{io.get_executor()};
   Recording js{sandboxed};
   runtime::ProgramRouter programs;
@@ -74,6 +75,7 @@ struct Rig {
     context.ender = &ender;
     programs.route(runtime::RunKind::command, &processes);
     programs.route(runtime::RunKind::js, &js);
+    programs.route(runtime::RunKind::wasm, &js);
     host = std::make_unique<host::Host>(io.get_executor(), c, programs, nullptr);
   }
   ~Rig() {

@@ -13,6 +13,8 @@ packages=(
   libyaml-cpp-dev libsecret-1-dev
   # the engine of the sandbox (run.js, run.wasm): SpiderMonkey ESR 102
   libmozjs-102-dev
+  # run.wasm modules (the tests' fixtures, C++ plugins): clang-14 --target=wasm32-wasi, wat2wasm
+  wasi-libc libclang-rt-14-dev-wasm32 lld-14 libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 wabt
   # the keychain the tests use: a real Secret Service in a private D-Bus session
   dbus-daemon gnome-keyring
   # tests and benchmarks

@@ -34,6 +34,8 @@ if(ESCOUADE_BUILD_TESTS)
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
     ESCOUADE_CONFORMANCE_FIXTURE="$<TARGET_FILE:conformance_fixture>"
     ESCOUADE_SANDBOX_FIXTURES="${PROJECT_SOURCE_DIR}/tests/fixtures/sandbox"
-    ESCOUADE_EXAMPLES_SOURCE="${PROJECT_SOURCE_DIR}/examples")
-  add_dependencies(conformance_bench_test escouade-plugin conformance_fixture)
+    ESCOUADE_EXAMPLES_SOURCE="${PROJECT_SOURCE_DIR}/examples"
+    ESCOUADE_WASM_FIXTURES="${PROJECT_BINARY_DIR}/wasm_fixtures")
+  add_dependencies(conformance_bench_test escouade-plugin conformance_fixture
+                   sandbox_wasm_fixtures)
 endif()

@@ -1,19 +1,25 @@
-# `escouade-plugin new cpp|js <dir>`: a new C++ or JavaScript plugin folder
-# (apps/escouade-plugin/scaffold/; the JavaScript files are in scaffold_js.cpp).
+# `escouade-plugin new cpp|js|wasm <dir>`: a new C++ plugin folder (a process, or a run.wasm
+# module) or a JavaScript one (apps/escouade-plugin/scaffold/; the JavaScript files are in
+# scaffold_js.cpp).
 # The template files and the SDK headers are embedded in the binary at build time: changing,
 # adding or removing one rebuilds it.
 set(SCAFFOLD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/scaffold)
 set(SCAFFOLD_TEMPLATE_DIR ${SCAFFOLD_DIR}/template)
 set(SCAFFOLD_SDK_DIR ${PROJECT_SOURCE_DIR}/sdk/cpp/include/escouade)
-file(GLOB_RECURSE SCAFFOLD_TEMPLATE_FILES CONFIGURE_DEPENDS ${SCAFFOLD_TEMPLATE_DIR}/*)
+set(SCAFFOLD_WASM_TEMPLATE_DIR ${SCAFFOLD_DIR}/template-wasm)
+set(SCAFFOLD_WASM_SUPPORT ${PROJECT_SOURCE_DIR}/sdk/cpp/wasm/support.cpp)
+file(GLOB_RECURSE SCAFFOLD_TEMPLATE_FILES CONFIGURE_DEPENDS ${SCAFFOLD_TEMPLATE_DIR}/*
+                                                            ${SCAFFOLD_WASM_TEMPLATE_DIR}/*)
 file(GLOB SCAFFOLD_SDK_HEADERS CONFIGURE_DEPENDS ${SCAFFOLD_SDK_DIR}/*.hpp)
 
 set(SCAFFOLD_FILES_CPP ${CMAKE_BINARY_DIR}/generated/scaffold/scaffold_files.cpp)
 add_custom_command(
   OUTPUT ${SCAFFOLD_FILES_CPP}
   COMMAND ${CMAKE_COMMAND} -DTEMPLATE_DIR=${SCAFFOLD_TEMPLATE_DIR} -DSDK_DIR=${SCAFFOLD_SDK_DIR}
+          -DWASM_TEMPLATE_DIR=${SCAFFOLD_WASM_TEMPLATE_DIR} -DWASM_SUPPORT=${SCAFFOLD_WASM_SUPPORT}
           -DOUTPUT=${SCAFFOLD_FILES_CPP} -P ${SCAFFOLD_DIR}/embed_files.cmake
-  DEPENDS ${SCAFFOLD_TEMPLATE_FILES} ${SCAFFOLD_SDK_HEADERS} ${SCAFFOLD_DIR}/embed_files.cmake
+  DEPENDS ${SCAFFOLD_TEMPLATE_FILES} ${SCAFFOLD_SDK_HEADERS} ${SCAFFOLD_WASM_SUPPORT}
+          ${SCAFFOLD_DIR}/embed_files.cmake
   COMMENT "Embedding the plugin template and the SDK headers for escouade-plugin new"
   VERBATIM)
 

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "sandbox/watchdog.hpp"
@@ -135,6 +136,15 @@ std::optional<std::string> Channel::next_input() {
       if (e.input_drained) e.input_drained(n);
     });
   return line;
+}
+
+bool Channel::sleep_for(std::chrono::nanoseconds duration) {
+  // Bounded so that the deadline cannot overflow the clock: a year is forever to a plugin.
+  const auto bounded = std::min<std::chrono::nanoseconds>(duration, std::chrono::hours(24 * 365));
+  const auto deadline = std::chrono::steady_clock::now() + bounded;
+  std::unique_lock lock(mutex_);
+  // Only the instance's thread waits on input_ready_, and a stop notifies it.
+  return !input_ready_.wait_until(lock, deadline, [&] { return cause_.load() != StopCause::none; });
 }
 
 void Channel::write_out(std::string_view bytes) {

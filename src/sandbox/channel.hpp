@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
@@ -56,6 +57,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The next line for its input, waiting for it; nullopt at the end of its input or when it
   // must stop.
   std::optional<std::string> next_input();
+  // Waits `duration` (a sleep of the instance: no CPU charged); false at once when it must stop,
+  // as a stop ends the wait.
+  bool sleep_for(std::chrono::nanoseconds duration);
   // Its standard output and error, split into lines as a process's are (proto::LineFramer,
   // runtime::StderrLines): a partial line kept until its end; `at_end` delivers it.
   void write_out(std::string_view bytes);

@@ -12,6 +12,7 @@
 #include "sandbox/bundle.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/wasm_module.hpp"
 #include "sandbox/watchdog.hpp"
 
 namespace escouade::sandbox {
@@ -27,6 +28,7 @@ struct Start {
   std::shared_ptr<InstanceThreads> threads;
   runtime::ProgramSpec spec;
   std::shared_ptr<spidermonkey::CompileCache> cache;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled;
 };
 
 std::string module_name(const runtime::ProgramSpec& spec) {
@@ -43,8 +45,28 @@ std::optional<std::string> read_bundle(const std::filesystem::path& module) {
   return std::move(text).str();
 }
 
-ProgramEnd run_instance(const runtime::ProgramSpec& spec, Channel& channel,
-                        spidermonkey::CompileCache& cache) {
+ProgramEnd run_wasm_instance(const runtime::ProgramSpec& spec, Channel& channel,
+                             spidermonkey::CompiledModules& compiled) {
+  spidermonkey::WasmPlugin plugin;
+  plugin.name = module_name(spec);
+  std::ifstream in(spec.module, std::ios::binary);
+  if (!in) return {ProgramEnd::Kind::refusal, "its module " + plugin.name + " cannot be read", {}};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  // Checked before anything of it is compiled; its memory gets the instance's limit as its
+  // maximum.
+  auto prepared = prepare_module(bytes.view(), channel.limits().memory_bytes / kWasmPageBytes,
+                                 spidermonkey::serves_wasm_import);
+  if (!prepared) return {ProgramEnd::Kind::refusal, prepared.error().message, {}};
+  plugin.bytes = std::move(prepared->bytes);
+  return spidermonkey::run_wasm(plugin, channel, SandboxProgram::stack_bytes(), compiled);
+}
+
+ProgramEnd run_instance(const Start& start) {
+  const runtime::ProgramSpec& spec = start.spec;
+  Channel& channel = *start.channel;
+  if (spec.kind == runtime::RunKind::wasm) return run_wasm_instance(spec, channel, *start.compiled);
+  spidermonkey::CompileCache& cache = *start.cache;
   spidermonkey::JsBundle bundle;
   bundle.name = module_name(spec);
   auto source = read_bundle(spec.module);
@@ -72,7 +94,7 @@ void thread_ended(InstanceThreads& threads) {
 
 void* instance_main(void* arg) {
   std::unique_ptr<Start> start(static_cast<Start*>(arg));
-  ProgramEnd end = run_instance(start->spec, *start->channel, *start->cache);
+  ProgramEnd end = run_instance(*start);
   start->channel->ended(std::move(end));
   start->channel.reset();
   thread_ended(*start->threads);
@@ -138,12 +160,14 @@ std::size_t SandboxProgram::stack_bytes() {
 SandboxProgram::SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
                                std::shared_ptr<Watchdog> watchdog,
                                std::shared_ptr<InstanceThreads> threads,
-                               std::shared_ptr<spidermonkey::CompileCache> cache)
+                               std::shared_ptr<spidermonkey::CompileCache> cache,
+                               std::shared_ptr<spidermonkey::CompiledModules> compiled)
     : executor_(std::move(executor)),
       spec_(std::move(spec)),
       watchdog_(std::move(watchdog)),
       threads_(std::move(threads)),
-      cache_(std::move(cache)) {}
+      cache_(std::move(cache)),
+      compiled_(std::move(compiled)) {}
 
 SandboxProgram::~SandboxProgram() {
   lifeline_.end();
@@ -155,8 +179,9 @@ Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
   channel_ = std::make_shared<Channel>(executor_, std::move(events), lifeline_.token(),
                                        spec_.limits, watchdog_);
   watchdog_->watch(channel_);
-  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_, cache_});
-  if (const int rc = start_thread(*threads_, instance_main, start.get(), "escouade-js")) {
+  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_, cache_, compiled_});
+  const char* name = spec_.kind == runtime::RunKind::wasm ? "escouade-wasm" : "escouade-js";
+  if (const int rc = start_thread(*threads_, instance_main, start.get(), name)) {
     channel_.reset();
     return make_error(platform::Errc::exhausted,
                       "no thread for its instance: " + std::string(std::strerror(rc)));
@@ -196,7 +221,8 @@ SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor execut
       engine_(spidermonkey::start_engine()),
       watchdog_(std::make_shared<Watchdog>()),
       threads_(std::make_shared<InstanceThreads>()),
-      cache_(std::make_shared<spidermonkey::CompileCache>(std::move(cache_folder))) {}
+      cache_(std::make_shared<spidermonkey::CompileCache>(std::move(cache_folder))),
+      compiled_(spidermonkey::make_compiled_modules()) {}
 
 SandboxProgramFactory::~SandboxProgramFactory() {
   // At the host's end, after its programs were stopped: the instances end by themselves; a
@@ -207,16 +233,17 @@ SandboxProgramFactory::~SandboxProgramFactory() {
 }
 
 bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
-  return engine_ && kind == runtime::RunKind::js;
+  return engine_ && (kind == runtime::RunKind::js || kind == runtime::RunKind::wasm);
 }
 
 std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return nullptr;
-  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, cache_);
+  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, cache_, compiled_);
 }
 
 void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
-  if (!runs(spec.kind)) return;
+  // run.js only: a wasm module compiles at its first start (engine.hpp, CompiledModules).
+  if (spec.kind != runtime::RunKind::js || !runs(spec.kind)) return;
   auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_});
   if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0)
     (void)job.release();  // the thread's now; without a thread, the first instance compiles it

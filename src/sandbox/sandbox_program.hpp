@@ -1,8 +1,8 @@
 #pragma once
 
-// A run.js plugin run inside the host (spec: "A program in WASM"): one instance, on a thread of
-// its own, its own SpiderMonkey context, realm and job queue, which keeps its state from one
-// call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
+// A run.js or run.wasm plugin run inside the host (spec: "A program in WASM"): one instance, on a
+// thread of its own, its own SpiderMonkey context, realm and job queue, which keeps its state from
+// one call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
 // delays, the queue and the restarts treat it as they treat a process.
 //
 // Thread: created, started, written to and stopped on the host's thread; its events are posted
@@ -27,7 +27,8 @@ class Channel;
 class Watchdog;
 namespace spidermonkey {
 class CompileCache;
-}
+class CompiledModules;
+}  // namespace spidermonkey
 
 // The instance threads of one factory: counted, so that the factory's destructor gives those
 // still ending a bounded time to finish.
@@ -41,7 +42,8 @@ class SandboxProgram final : public runtime::Program {
  public:
   SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
                  std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads,
-                 std::shared_ptr<spidermonkey::CompileCache> cache);
+                 std::shared_ptr<spidermonkey::CompileCache> cache,
+                 std::shared_ptr<spidermonkey::CompiledModules> compiled);
   ~SandboxProgram() override;
 
   Result<void> start(runtime::ProgramEvents events) override;
@@ -67,16 +69,18 @@ class SandboxProgram final : public runtime::Program {
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
   std::shared_ptr<spidermonkey::CompileCache> cache_;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
   std::shared_ptr<Channel> channel_;
 };
 
-// Runs RunKind::js in the sandbox. Starts the engine once in the process (on the thread that
-// makes the first factory: the host's). Its destructor, at the host's end, waits 2 s at most for
-// the instances still ending.
+// Runs RunKind::js and RunKind::wasm in the sandbox. Starts the engine once in the process (on
+// the thread that makes the first factory: the host's). Its destructor, at the host's end, waits
+// 2 s at most for the instances still ending.
 //
 // Compiled bundles are kept for its life and, when `cache_folder` is given (escouade-host: under
 // its data folder), on disk across runs (spidermonkey/engine.hpp, CompileCache); prepare(), when
-// a plugin is loaded, compiles its bundle on a thread of its own.
+// a run.js plugin is loaded, compiles its bundle on a thread of its own. Compiled wasm modules
+// are kept in memory, so that a restart makes its instance from the compiled module.
 class SandboxProgramFactory final : public runtime::ProgramFactory {
  public:
   explicit SandboxProgramFactory(boost::asio::any_io_executor executor,
@@ -94,6 +98,7 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
   std::shared_ptr<spidermonkey::CompileCache> cache_;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
 };
 
 }  // namespace escouade::sandbox

@@ -26,12 +26,30 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 
 const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
+const fs::path kWasmModules = ESCOUADE_WASM_FIXTURES;
+
+// A run.wasm plugin's folder: `module` (built from tests/fixtures/sandbox/wasm/) as its
+// plugin.wasm, beside a manifest whose run.wasm names the build file it would come from.
+void write_wasm_plugin(const fs::path& dir, const std::string& id, const std::string& module) {
+  fs::create_directories(dir);
+  fs::copy_file(kWasmModules / module, dir / "plugin.wasm", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "Makefile") << "plugin.wasm: echo.c\n";
+  json::object manifest{
+      {"id", id},
+      {"version", "1.0.0"},
+      {"name", "Sandbox " + module},
+      {"run", json::object{{"wasm", "Makefile"}}},
+      {"activation", json::array{"event:agent.status"}},
+      {"permissions", json::object{{"events", json::array{"agent.status"}}, {"decide", true}}}};
+  std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
+}
 
 class SandboxHost : public ::testing::Test {
  protected:
   SandboxHost() : processes_(io_.get_executor(), context_), sandboxed_(io_.get_executor()) {
     programs_.route(runtime::RunKind::command, &processes_);
     programs_.route(runtime::RunKind::js, &sandboxed_);
+    programs_.route(runtime::RunKind::wasm, &sandboxed_);
     host::HostConfig config;
     config.data_dir = data_.path();
     config.base_env = {"PATH=/usr/bin:/bin"};
@@ -63,6 +81,16 @@ class SandboxHost : public ::testing::Test {
     auto loaded = host_->load(dir);
     EXPECT_TRUE(loaded) << loaded.error().message;
     EXPECT_EQ(loaded->run, "js");
+    EXPECT_TRUE(host_->enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
+    return loaded->id;
+  }
+
+  std::string load_wasm(const std::string& id, const std::string& module) {
+    const fs::path dir = plugins_.path() / id;
+    write_wasm_plugin(dir, id, module);
+    auto loaded = host_->load(dir);
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    EXPECT_EQ(loaded->run, "wasm");
     EXPECT_TRUE(host_->enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
     return loaded->id;
   }
@@ -255,6 +283,71 @@ TEST_F(SandboxHost, AnExceptionInATimerIsACrashAndTheNewInstanceStartsWithNoTime
   EXPECT_EQ(status(id).crashes, 1);
 }
 
+TEST_F(SandboxHost, ARunWasmPluginServesCallsFactsAndADecision) {
+  auto id = load_wasm("dev.sandbox.wasm", "echo.wasm");
+  for (int seq = 1; seq <= 2; ++seq)
+    ASSERT_TRUE(host_->publish(fact("agent.status", seq)));
+  auto echo = call(id, "test/echo", json::object{{"hello", "wasm"}});
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_EQ(echo->at("echo"), (json::object{{"hello", "wasm"}}));
+  EXPECT_EQ(echo->at("facts"), 2);
+  auto deny =
+      call(id, "permissions/decide",
+           json::parse(R"({"request":{"id":"r","kind":"command","input":{"command":"rm -rf /"}},)"
+                       R"("project":{"id":"p1","name":"Project One","private":false}})"));
+  ASSERT_TRUE(deny) << deny.error().message;
+  EXPECT_EQ(deny->at("decision"), "deny");
+  EXPECT_EQ(status(id).state, supervisor::State::running);
+  EXPECT_EQ(status(id).pid, std::nullopt);
+  EXPECT_TRUE(journal_has(id, "started: plugin.wasm in the sandbox"));
+  EXPECT_TRUE(journal_has(id, "echo.wasm: started"));  // its fd 2, in its journal
+}
+
+TEST_F(SandboxHost, EscouadeCallReachesTheHostAndItsAnswerComesBack) {
+  auto id = load_wasm("dev.sandbox.wasmcall", "echo.wasm");
+  // test/host is no method of Escouade's: the host's own router answers -32601, and the
+  // plugin reads that answer from its escouade.call.
+  auto r = call(id, "test/call", json::object{{"q", 1}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->at("code"), 1);
+  EXPECT_EQ(r->at("answer").at("code"), -32601);
+  EXPECT_EQ(r->at("small"), 2);
+  EXPECT_EQ(r->at("again"), 1);
+  auto echo = call(id, "test/echo", 1);
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
+TEST_F(SandboxHost, AWasmTrapIsACrashAndANewInstanceIsMade) {
+  auto id = load_wasm("dev.sandbox.wasmtrap", "echo.wasm");
+  ASSERT_TRUE(call(id, "test/echo", 1));
+  EXPECT_FALSE(call(id, "test/trap", json::object{}));
+  auto again = call(id, "test/echo", 2);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->at("calls"), 2);  // a new instance: initialize, then this call
+  EXPECT_EQ(status(id).crashes, 1);
+  EXPECT_TRUE(journal_has(id, "crashed: its instance crashed: RuntimeError: unreachable"));
+}
+
+TEST_F(SandboxHost, AWasmModuleThatTrapsAtOnceIsStoppedAfterFourCrashes) {
+  auto id = load_wasm("dev.sandbox.wasmtrapped", "trap.wasm");
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
+  EXPECT_EQ(status(id).crashes, 4);
+}
+
+TEST_F(SandboxHost, AForbiddenWasmImportStopsItWithTheReasonAndNoRestart) {
+  auto id = load_wasm("dev.sandbox.wasmimport", "forbidden_import.wasm");
+  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason,
+            "its module imports (\"wasi_snapshot_preview1\", \"path_open\"), which the sandbox "
+            "does not serve: only its WASI subset and escouade.call (docs/sandbox.md)");
+  EXPECT_EQ(status(id).crashes, 0);
+  EXPECT_TRUE(journal_has(id, "stopped: its module imports"));
+}
+
 // The same through escouade-host, as the app drives it: the host's own router sends run.js to
 // the sandbox.
 TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
@@ -272,6 +365,22 @@ TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
   host.wait_journal(id, "started: plugin.mjs in the sandbox");
   host.wait_journal(id, "echo: started");
+  EXPECT_EQ(host.status(id).at("state"), "running");
+  EXPECT_EQ(host.status(id).at("pid"), nullptr);
+  auto shut = host.call("host/shutdown", json::object{});
+  EXPECT_TRUE(shut.ok()) << shut.error_message;
+  EXPECT_EQ(host.wait_exit(), 0);
+}
+
+TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
+  HostClient host;
+  const fs::path folder = host.plugins_dir() / "echo-wasm";
+  write_wasm_plugin(folder, "dev.test.sandbox-echo-wasm", "echo.wasm");
+  auto id = host.load_and_enable(folder);
+  auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
+  EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
+  host.wait_journal(id, "started: plugin.wasm in the sandbox");
+  host.wait_journal(id, "echo.wasm: started");
   EXPECT_EQ(host.status(id).at("state"), "running");
   EXPECT_EQ(host.status(id).at("pid"), nullptr);
   auto shut = host.call("host/shutdown", json::object{});

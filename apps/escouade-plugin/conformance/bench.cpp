@@ -202,12 +202,13 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   served->journal = journal;
   served->masker = masker;
 
-  // The host's own routing factory: processes for run.command, the sandbox for run.js.
+  // The host's own routing factory: processes for run.command, the sandbox for run.js and run.wasm.
   runtime::ProcessProgramFactory process_programs(loop.executor(), processes);
   sandbox::SandboxProgramFactory sandbox_programs(loop.executor());
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &process_programs);
   programs.route(runtime::RunKind::js, &sandbox_programs);
+  programs.route(runtime::RunKind::wasm, &sandbox_programs);
   auto [spec, declares_run] = runtime::program_of(*m);
   spec.env = plugin_env(*m, token);
   const bool runs = declares_run && programs.runs(spec.kind);

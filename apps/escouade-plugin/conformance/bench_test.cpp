@@ -200,6 +200,32 @@ TEST(ConformanceBench, TheRunJsGuardExamplePassesInTheSandbox) {
   }
 }
 
+TEST(ConformanceBench, ARunWasmPluginRunsInTheSandbox) {
+  escouade::TempDir dir("bench-wasm");
+  const fs::path folder = dir.path() / "echo-wasm";
+  fs::create_directories(folder);
+  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "echo.wasm", folder / "plugin.wasm");
+  std::ofstream(folder / "Makefile") << "plugin.wasm: echo.c\n";
+  std::ofstream(folder / "escouade-plugin.json")
+      << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
+      << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)"
+      << R"("permissions":{"events":["agent.status"],"decide":true}})";
+  Ran ran = run_cli({"test", folder.string(), "--json"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  boost::system::error_code ec;
+  json::value report = json::parse(ran.out, ec);
+  ASSERT_FALSE(ec) << ran.out;
+  EXPECT_EQ(report.at("failed"), 0) << ran.out;
+  for (const auto& c : report.at("checks").as_array()) {
+    if (c.at("name") == "starts") {
+      EXPECT_EQ(c.at("reason"), "it started (plugin.wasm in the sandbox)");
+    }
+    if (c.at("name") == "handshake" || c.at("name") == "shutdown" || c.at("name") == "decide") {
+      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+    }
+  }
+}
+
 TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
   PluginFolder folder("minimal", "{}");
   Verdicts v = bench(folder);

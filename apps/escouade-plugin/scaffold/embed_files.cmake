@@ -1,7 +1,8 @@
 # Writes OUTPUT, a C++ file defining escouade::scaffold::template_files() and sdk_headers()
 # (scaffold/embedded.hpp): every file under TEMPLATE_DIR and every *.hpp of SDK_DIR, their
 # paths and their bytes, so that `escouade-plugin new` needs no source tree.
-# Run by the build: cmake -DTEMPLATE_DIR=<dir> -DSDK_DIR=<dir> -DOUTPUT=<file.cpp> -P embed_files.cmake
+# Run by the build: cmake -DTEMPLATE_DIR=<dir> -DSDK_DIR=<dir> -DWASM_TEMPLATE_DIR=<dir>
+#   -DWASM_SUPPORT=<file.cpp> -DOUTPUT=<file.cpp> -P embed_files.cmake
 
 # Appends to `out` one table entry: {"<name>", {"<bytes as \x escapes>", <size>}}.
 function(embed_entry out name file)
@@ -22,6 +23,16 @@ foreach(name IN LISTS templates)
   embed_entry(template_entries "${name}" "${TEMPLATE_DIR}/${name}")
 endforeach()
 
+# `new wasm`: the files of WASM_TEMPLATE_DIR take the place of the template's of the same
+# path, and the SDK's WASM_SUPPORT goes under third_party/escouade/wasm/.
+file(GLOB_RECURSE wasm_templates RELATIVE "${WASM_TEMPLATE_DIR}" "${WASM_TEMPLATE_DIR}/*")
+list(SORT wasm_templates)
+set(wasm_entries "")
+foreach(name IN LISTS wasm_templates)
+  embed_entry(wasm_entries "${name}" "${WASM_TEMPLATE_DIR}/${name}")
+endforeach()
+embed_entry(wasm_entries "third_party/escouade/wasm/support.cpp" "${WASM_SUPPORT}")
+
 file(GLOB headers RELATIVE "${SDK_DIR}" "${SDK_DIR}/*.hpp")
 list(SORT headers)
 set(header_entries "")
@@ -37,9 +48,11 @@ file(WRITE "${OUTPUT}.tmp"
   "namespace {\n"
   "constexpr EmbeddedFile kTemplate[] = {\n${template_entries}};\n"
   "constexpr EmbeddedFile kHeaders[] = {\n${header_entries}};\n"
+  "constexpr EmbeddedFile kWasm[] = {\n${wasm_entries}};\n"
   "}  // namespace\n\n"
   "std::span<const EmbeddedFile> template_files() noexcept { return kTemplate; }\n\n"
   "std::span<const EmbeddedFile> sdk_headers() noexcept { return kHeaders; }\n\n"
+  "std::span<const EmbeddedFile> wasm_files() noexcept { return kWasm; }\n\n"
   "}  // namespace escouade::scaffold\n")
 # Only a changed input rebuilds what depends on it.
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

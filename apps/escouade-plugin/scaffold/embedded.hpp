@@ -23,4 +23,9 @@ std::span<const EmbeddedFile> template_files() noexcept;
 // Every header of sdk/cpp/include/escouade/ (plugin.hpp, protocol.hpp...), sorted by name.
 std::span<const EmbeddedFile> sdk_headers() noexcept;
 
+// What `new wasm` writes instead of or beside the template's files: every file under
+// scaffold/template-wasm/ (same placeholders), then sdk/cpp/wasm/support.cpp as
+// third_party/escouade/wasm/support.cpp.
+std::span<const EmbeddedFile> wasm_files() noexcept;
+
 }  // namespace escouade::scaffold

@@ -1,6 +1,6 @@
-// escouade-plugin new cpp and new js, run as an author runs them: the real binary writes a
-// folder, then the folder is built as its README says (cmake and a real compiler; nothing for
-// js) and the real escouade-plugin check and test judge it.
+// escouade-plugin new cpp, run as an author runs it: the real binary writes a folder, then the
+// folder is built as its README says (cmake and a real compiler) and the real escouade-plugin
+// check and test judge it.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -238,6 +238,43 @@ TEST(ScaffoldNew, TheGeneratedPluginBuildsAndPassesTheConformanceBench) {
   EXPECT_EQ(checks.size(), 14u);
   for (const auto& c : checks)
     EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+}
+
+// `new wasm`: the same plugin built as run.wasm with clang++-14 --target=wasm32-wasi, run by
+// the bench in the sandbox.
+TEST(ScaffoldNew, TheGeneratedWasmPluginBuildsAndPassesTheConformanceBench) {
+  Workspace ws;
+  const fs::path dir = ws.root() / "wasm-guard";
+  Ran made = ws.cli({"new", "wasm", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  std::set<std::string> expected = expected_files();
+  expected.insert("third_party/escouade/wasm/support.cpp");
+  EXPECT_EQ(files_under(dir), expected);
+  EXPECT_EQ(parse_json(read_file(dir / "escouade-plugin.json")).at("run"),
+            parse_json(R"({"wasm": "CMakeLists.txt"})"));
+  EXPECT_NE(made.out.find("built as run.wasm"), std::string::npos) << made.out;
+
+  Ran configure = run(ESCOUADE_CMAKE, {"-S", ".", "-B", "build"}, dir, ws.scratch());
+  ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+  Ran build = run(ESCOUADE_CMAKE, {"--build", "build"}, dir, ws.scratch());
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_EQ((build.out + build.err).find("warning:"), std::string::npos) << build.out << build.err;
+  ASSERT_TRUE(fs::is_regular_file(dir / "plugin.wasm"));
+
+  Ran check = ws.cli({"check", dir.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  Ran bench = ws.cli({"test", dir.string(), "--json", "--time-scale", "10"});
+  EXPECT_EQ(bench.exit_code, 0) << bench.out << bench.err;
+  const json::value report = parse_json(bench.out);
+  ASSERT_TRUE(report.is_object()) << bench.out;
+  EXPECT_EQ(report.at("failed"), 0) << bench.out;
+  EXPECT_EQ(report.at("skipped"), 0) << bench.out;
+  for (const auto& c : report.at("checks").as_array()) {
+    EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+    if (c.at("name") == "starts") {
+      EXPECT_EQ(c.at("reason"), "it started (plugin.wasm in the sandbox)");
+    }
+  }
 }
 
 // new js: nothing to build; as written, the bench passes it in the sandbox.

@@ -153,8 +153,19 @@ std::vector<PlannedFile> plan_cpp(const Identity& who) {
   return files;
 }
 
-Result<Scaffolded> scaffold_cpp(const Request& request) {
-  return scaffold_with(request, plan_cpp);
+std::vector<PlannedFile> plan_wasm(const Identity& who) {
+  std::vector<PlannedFile> files = plan_cpp(who);
+  for (const auto& w : wasm_files()) {
+    const std::string path = w.path == kGitignoreTemplate ? ".gitignore" : std::string(w.path);
+    PlannedFile planned{path, fill(w.bytes, who, ends_with(w.path, ".json"))};
+    auto same = std::find_if(files.begin(), files.end(),
+                             [&](const PlannedFile& f) { return f.path == path; });
+    if (same != files.end())
+      *same = std::move(planned);
+    else
+      files.push_back(std::move(planned));
+  }
+  return files;
 }
 
 Result<Scaffolded> scaffold_with(const Request& request,
@@ -188,6 +199,14 @@ Result<Scaffolded> scaffold_with(const Request& request,
     done.files.push_back(f.path);
   }
   return done;
+}
+
+Result<Scaffolded> scaffold_cpp(const Request& request) {
+  return scaffold_with(request, plan_cpp);
+}
+
+Result<Scaffolded> scaffold_wasm(const Request& request) {
+  return scaffold_with(request, plan_wasm);
 }
 
 }  // namespace escouade::scaffold

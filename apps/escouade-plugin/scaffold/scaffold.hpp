@@ -1,6 +1,7 @@
 #pragma once
 
-// `escouade-plugin new cpp <dir>`: a new C++ process plugin in a folder, built from the files
+// `escouade-plugin new cpp <dir>`: a new C++ process plugin in a folder (`new wasm`: the same
+// plugin built as a run.wasm module, plan_wasm below), built from the files
 // the binary carries (embedded.hpp). What it writes:
 //   escouade-plugin.json   id, name, version 0.1.0, run ./bin/<target>, decide and events
 //   src/main.cpp           a plugin with the SDK: a decide handler and a fact handler
@@ -74,11 +75,19 @@ Result<Identity> settle_identity(const Request& request);
 // filled in (its gitignore written as .gitignore), then the SDK headers under kSdkFolder. Pure.
 std::vector<PlannedFile> plan_cpp(const Identity& who);
 
+// The same plugin built as run.wasm (`new wasm`): plan_cpp's files with template-wasm's in
+// place of those of the same path (the manifest's run is {"wasm": "CMakeLists.txt"}, the
+// CMakeLists.txt builds plugin.wasm with clang++-14 --target=wasm32-wasi, the README says so),
+// and the SDK's wasm/support.cpp under third_party/escouade/wasm/. Pure.
+std::vector<PlannedFile> plan_wasm(const Identity& who);
+
 // Settles the identity, then writes plan_cpp's files into request.folder, made when missing.
 // Refuses, before writing anything, an empty path, an identity the manifest refuses, a path
 // that is not a folder and a folder that is not empty. A file that cannot be written stops it
 // with the reason; what was written before stays.
 Result<Scaffolded> scaffold_cpp(const Request& request);
+// The same with plan_wasm's files.
+Result<Scaffolded> scaffold_wasm(const Request& request);
 
 // `new js` (scaffold_js.cpp): escouade-plugin.json with "run": {"js": "plugin.mjs"}, plugin.mjs
 // (a plain ES module over node:readline: decisions left to the user, facts to the journal,

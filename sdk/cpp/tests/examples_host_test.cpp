@@ -49,9 +49,13 @@ json::value decide(HostClient& host, std::string_view kind, std::string_view com
   return r.result;
 }
 
-TEST(ExamplesThroughHost, GuardDecidesFromItsRules) {
+// The guard as a process (guard/) and as run.wasm in the sandbox (guard-wasm/, the same sources
+// built for wasm32-wasi) decide alike.
+class GuardThroughHost : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GuardThroughHost, DecidesFromItsRules) {
   HostClient host;
-  const std::string id = host.load_and_enable(kExamples / "guard");
+  const std::string id = host.load_and_enable(kExamples / GetParam());
   ASSERT_EQ(id, "dev.example.guard");
   // Started by its activation, then its rules read with files/read before any decision.
   publish(host, make_fact("agent.status", 1, {{"status", "working"}}));
@@ -86,6 +90,11 @@ TEST(ExamplesThroughHost, GuardDecidesFromItsRules) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(*unknown.error_code, -32601);
 }
+
+INSTANTIATE_TEST_SUITE_P(Builds, GuardThroughHost, ::testing::Values("guard", "guard-wasm"),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           return p.param == "guard" ? std::string("process") : std::string("wasm");
+                         });
 
 // The same rules, in plain JavaScript, run inside the host (examples/guard-js).
 TEST(ExamplesThroughHost, GuardJsDecidesFromItsRulesInTheSandbox) {

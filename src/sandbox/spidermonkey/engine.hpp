@@ -1,11 +1,13 @@
 #pragma once
 
 // SpiderMonkey behind one interface (STYLE.md, habit 9): this folder is the only one that
-// includes jsapi.h (js_instance.cpp, compile_cache.cpp). Nothing here names an engine type.
+// includes jsapi.h (context.cpp, js_instance.cpp, compile_cache.cpp, and run.wasm's
+// wasm_instance.cpp, wasi.cpp, escouade_call.cpp). Nothing here names an engine type.
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "runtime/program.hpp"
 #include "sandbox/bundle.hpp"
@@ -76,5 +78,29 @@ void precompile(const std::string& source, const std::string& name, CompileCache
 // Its module comes from `cache` when it holds it, and goes there once compiled.
 runtime::ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes,
                            CompileCache& cache);
+
+// What one run.wasm instance runs.
+struct WasmPlugin {
+  std::string bytes;  // plugin.wasm, checked and ready to compile (sandbox/wasm_module.hpp)
+  std::string name;   // how messages name it, and its argv[0]: "plugin.wasm"
+};
+
+// Whether a run.wasm instance gets this imported function: wasi.cpp's WASI subset and
+// ("escouade", "call"). Any other import refuses the module before it is compiled.
+bool serves_wasm_import(std::string_view module, std::string_view name);
+
+// The wasm modules one factory compiled, kept in memory for its instances (a restart, another
+// plugin with the same module): keyed by the exact bytes compiled, each is compiled once and
+// made again in a new context in a fraction of a millisecond. SpiderMonkey 102 cannot write a
+// compiled module to disk, so nothing of it outlives the process. Thread-safe.
+class CompiledModules;
+std::shared_ptr<CompiledModules> make_compiled_modules();
+
+// Runs the module to its end on the calling thread, which is the instance's own and whose stack
+// has `stack_bytes`: compiled or taken from `compiled`, instantiated with the WASI subset of
+// wasi.cpp and escouade.call, then its `_start` runs. Its fd 0 comes from the channel, fd 1 and
+// 2 go there; the channel's stop ends it. Returns how it ended.
+runtime::ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stack_bytes,
+                             CompiledModules& compiled);
 
 }  // namespace escouade::sandbox::spidermonkey

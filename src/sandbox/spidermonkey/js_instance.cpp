@@ -1,10 +1,9 @@
-// The one translation unit that includes SpiderMonkey's headers (DESIGN.md: compile time is
-// scarce). Everything engine-specific about a run.js instance is here: the process-wide start,
-// the instance's context, realm and job queue, its natives, the check of its bundle's imports
+// A run.js instance on the engine (the process-wide start and the child context are
+// context.cpp's, shared with run.wasm). Everything engine-specific about a run.js instance is
+// here: the instance's context, realm and job queue, its natives, the check of its bundle's imports
 // and exports, its turns, and how each way of ending is told.
 
 #include <js/Array.h>
-#include <js/BuildId.h>
 #include <js/CompilationAndEvaluation.h>
 #include <js/ContextOptions.h>
 #include <js/Conversions.h>
@@ -34,6 +33,7 @@
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/compile_cache.hpp"
+#include "sandbox/spidermonkey/context.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
 #include "sandbox/spidermonkey/prelude.hpp"
 
@@ -42,22 +42,6 @@ namespace escouade::sandbox::spidermonkey {
 namespace {
 
 using runtime::ProgramEnd;
-
-JSContext* g_parent = nullptr;
-pthread_t g_parent_thread;
-// Contexts of instances alive now: the engine is shut down at the process's exit only when none
-// is (an instance thread still ending past the factory's bounded wait keeps it up).
-std::atomic<int> g_instances{0};
-
-// At exit, before the engine's own static locks are destroyed: its helper threads wait on one
-// of them, and destroying it under them crashes the process on its way out.
-void shut_down_engine() {
-  if (g_instances.load() != 0 || !g_parent || !pthread_equal(g_parent_thread, pthread_self()))
-    return;
-  JS_DestroyContext(g_parent);
-  g_parent = nullptr;
-  JS_ShutDown();
-}
 
 ProgramEnd crash(std::string reason) {
   return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
@@ -521,49 +505,13 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
 
 }  // namespace
 
-bool start_engine() {
-  static std::once_flag once;
-  static bool started = false;
-  std::call_once(once, [] {
-    // A wasm memory would reserve 8 GiB of address space: none in JS plugins, and none wanted
-    // under AddressSanitizer either.
-    (void)JS::DisableWasmHugeMemory();
-    // The compile cache's stencils are encoded with the build they were made by.
-    JS::SetProcessBuildIdOp([](JS::BuildIdCharVector* id) {
-      const std::string build = engine_build();
-      return id->append(build.data(), build.size());
-    });
-    if (!JS_Init()) return;
-    g_parent = JS_NewContext(JS::DefaultHeapMaxBytes);
-    if (!g_parent || !JS::InitSelfHostedCode(g_parent)) return;
-    g_parent_thread = pthread_self();
-    std::atexit(shut_down_engine);
-    started = true;
-  });
-  return started;
-}
-
 ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes,
                   CompileCache& cache) {
-  if (!start_engine() || !g_parent) return crash("its instance could not start: no JS engine");
-  ++g_instances;
-  // Everything this thread allocates from here on is the instance's: its context included.
-  const memory::Account account = memory::open(channel.limits().memory_bytes);
-  channel.account(account);
-  // With an account, the account counts the GC heap with the rest and ends the instance at its
-  // limit; the engine's own cap is then twice as high, where it only bounds what the heap takes
-  // before the account sees it (near its cap the engine collects again and again before it gives
-  // up, which made a growing heap a CPU end rather than a memory one). Without one, the engine's
-  // cap is the limit.
-  const std::uint64_t limit = channel.limits().memory_bytes;
-  JSContext* cx = JS_NewContext(account ? 2 * limit : limit, JS_GetRuntime(g_parent));
-  if (!cx) {
-    memory::close(account);
-    --g_instances;
-    return crash("its instance could not start: no room for its context");
-  }
-  // The engine stops deep recursion ("too much recursion") well before the thread's stack ends.
-  JS_SetNativeStackQuota(cx, stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
+  InstanceContext context(channel.limits().memory_bytes, stack_bytes);
+  if (!context.engine()) return crash("its instance could not start: no JS engine");
+  JSContext* cx = context.get();
+  if (!cx) return crash("its instance could not start: no room for its context");
+  channel.account(context.account());
   JS::ContextOptionsRef(cx).setWasm(false).setWasmBaseline(false).setWasmIon(false);
 
   ProgramEnd end;
@@ -605,33 +553,22 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
     jobs.reset();
     JS_SetContextPrivate(cx, nullptr);
   }
-  JS_DestroyContext(cx);
-  memory::close(account);
-  --g_instances;
   return end;
 }
 
 void precompile(const std::string& source, const std::string& name, CompileCache& cache,
                 std::size_t stack_bytes) {
-  if (!start_engine() || !g_parent) return;
-  ++g_instances;
-  JSContext* cx = JS_NewContext(JS::DefaultHeapMaxBytes, JS_GetRuntime(g_parent));
-  if (cx) {
-    JS_SetNativeStackQuota(cx, stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
-    if (JS::InitSelfHostedCode(cx)) {
-      static const JSClass global_class = {
-          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
-      JS::RealmOptions options;
-      JS::RootedObject global(
-          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
-      if (global) {
-        JSAutoRealm realm(cx, global);
-        (void)compile_into(cx, cache, source, name);
-      }
-    }
-    JS_DestroyContext(cx);
-  }
-  --g_instances;
+  InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
+  JSContext* cx = context.get();
+  if (!cx || !JS::InitSelfHostedCode(cx)) return;
+  static const JSClass global_class = {
+      "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+  JS::RealmOptions options;
+  JS::RootedObject global(
+      cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+  if (!global) return;
+  JSAutoRealm realm(cx, global);
+  (void)compile_into(cx, cache, source, name);
 }
 
 }  // namespace escouade::sandbox::spidermonkey

@@ -1,0 +1,57 @@
+#include "sandbox/spidermonkey/wasm_guest.hpp"
+
+#include <js/ArrayBuffer.h>
+#include <js/PropertyAndElement.h>
+
+namespace escouade::sandbox::spidermonkey {
+
+WasmGuest& guest_of(JSContext* cx) {
+  return *static_cast<WasmGuest*>(JS_GetContextPrivate(cx));
+}
+
+GuestMemory WasmGuest::memory_now() {
+  if (!memory) return {};
+  JS::RootedValue buffer(cx);
+  if (!JS_GetProperty(cx, memory, "buffer", &buffer) || !buffer.isObject()) {
+    JS_ClearPendingException(cx);
+    return {};
+  }
+  JSObject* object = &buffer.toObject();
+  if (!JS::IsArrayBufferObject(object)) return {};
+  GuestMemory out;
+  std::size_t length = 0;
+  bool shared = false;
+  JS::GetArrayBufferLengthAndData(object, &length, &shared, &out.data);
+  out.size = out.data ? length : 0;
+  return out;
+}
+
+void WasmGuest::turn_pauses() {
+  channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES) + memory_now().size);
+  channel.turn_ends();
+}
+
+void WasmGuest::turn_resumes() {
+  channel.turn_begins();
+}
+
+std::optional<std::string> WasmGuest::next_line(bool& stopped) {
+  stopped = false;
+  if (!kept.empty()) {
+    std::string line = std::move(kept.front());
+    kept.pop_front();
+    return line;
+  }
+  if (input_ended) return std::nullopt;
+  turn_pauses();
+  std::optional<std::string> line = channel.next_input();
+  turn_resumes();
+  if (channel.stop_cause() != StopCause::none) {
+    stopped = true;
+    return std::nullopt;
+  }
+  if (!line) input_ended = true;
+  return line;
+}
+
+}  // namespace escouade::sandbox::spidermonkey

@@ -1,0 +1,242 @@
+// A run.wasm instance on the engine: its checks before anything runs, its compilation (once a
+// factory, sandbox/spidermonkey/engine.hpp's CompiledModules), its instantiation with the
+// natives of wasi.cpp and escouade_call.cpp, its _start, and how each way of ending is told.
+
+#include <js/ArrayBuffer.h>
+#include <js/ContextOptions.h>
+#include <js/ErrorReport.h>
+#include <js/Exception.h>
+#include <js/Initialization.h>
+#include <js/Interrupt.h>
+#include <js/MemoryCallbacks.h>
+#include <js/PropertyAndElement.h>
+#include <js/RealmOptions.h>
+#include <js/WasmModule.h>
+#include <jsapi.h>
+#include <jsfriendapi.h>
+#include <mozilla/RefPtr.h>
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/compat.hpp"
+#include "sandbox/spidermonkey/context.hpp"
+#include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/wasm_guest.hpp"
+
+namespace escouade::sandbox::spidermonkey {
+
+class CompiledModules {
+ public:
+  RefPtr<JS::WasmModule> find(const std::string& bytes) {
+    std::lock_guard lock(mutex_);
+    auto it = modules_.find(bytes);
+    return it == modules_.end() ? nullptr : it->second;
+  }
+  void keep(const std::string& bytes, RefPtr<JS::WasmModule> module) {
+    std::lock_guard lock(mutex_);
+    modules_.emplace(bytes, std::move(module));
+  }
+
+ private:
+  std::mutex mutex_;
+  // Keyed by the very bytes compiled (their hash picks the bucket; equality is exact). The
+  // engine's modules are reference-counted atomically and may be released on any thread.
+  std::unordered_map<std::string, RefPtr<JS::WasmModule>> modules_;
+};
+
+std::shared_ptr<CompiledModules> make_compiled_modules() {
+  return std::make_shared<CompiledModules>();
+}
+
+namespace {
+
+using runtime::ProgramEnd;
+
+ProgramEnd crash(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
+}
+ProgramEnd refusal(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
+}
+
+// "RuntimeError: unreachable executed", from the pending exception.
+std::string pending_error(JSContext* cx) {
+  JS::ExceptionStack stack(cx);
+  if (!JS_IsExceptionPending(cx) || !JS::StealPendingExceptionStack(cx, &stack))
+    return "an error that cannot be told";
+  JS::ErrorReportBuilder report(cx);
+  if (!report.init(cx, stack, JS::ErrorReportBuilder::WithSideEffects)) {
+    JS_ClearPendingException(cx);
+    return "an error that cannot be told";
+  }
+  return report.toStringResult() ? report.toStringResult().c_str() : "an error";
+}
+
+// How a call into the guest that returned false ends the instance.
+ProgramEnd failed(WasmGuest& g) {
+  JSContext* cx = g.cx;
+  switch (g.channel.stop_cause()) {
+    case StopCause::turn_too_long:
+      JS_ClearPendingException(cx);
+      return crash("a turn ran past " + std::to_string(g.channel.over_budget_ms()) +
+                   " ms: Escouade stopped its instance");
+    case StopCause::out_of_memory:
+      JS_ClearPendingException(cx);
+      return crash("its instance ran past " +
+                   std::to_string(g.channel.limits().memory_bytes / (1024 * 1024)) +
+                   " MB of memory: Escouade stopped it");
+    case StopCause::stopped:
+      JS_ClearPendingException(cx);
+      return crash("stopped by Escouade");
+    case StopCause::none:
+      break;
+  }
+  if (g.exit_code) {
+    JS_ClearPendingException(cx);
+    return crash("its instance exited with code " + std::to_string(*g.exit_code));
+  }
+  if (!JS_IsExceptionPending(cx)) return crash("its instance crashed: an uncatchable error");
+  return crash("its instance crashed: " + pending_error(cx));
+}
+
+bool on_interrupt(JSContext* cx) {
+  // The engine calls it for its own reasons too: only the channel's stop ends the instance.
+  auto* g = static_cast<WasmGuest*>(JS_GetContextPrivate(cx));
+  return !g || g->channel.stop_cause() == StopCause::none;
+}
+
+void on_out_of_memory(JSContext* cx, void*) {
+  if (auto* g = static_cast<WasmGuest*>(JS_GetContextPrivate(cx)))
+    g->channel.stop(StopCause::out_of_memory);
+}
+
+bool property(JSContext* cx, JS::HandleObject of, const char* name, JS::MutableHandleObject out) {
+  JS::RootedValue v(cx);
+  if (!JS_GetProperty(cx, of, name, &v)) return false;
+  out.set(v.isObject() ? &v.toObject() : nullptr);
+  return true;
+}
+
+// The compiled module: made again from the factory's, or compiled now and kept there.
+JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes,
+                    CompiledModules& compiled) {
+  if (RefPtr<JS::WasmModule> known = compiled.find(bytes)) return known->createObject(cx);
+  JS::RootedObject buffer(cx, JS::NewArrayBuffer(cx, bytes.size()));
+  if (!buffer) return nullptr;
+  {
+    JS::AutoCheckCannotGC nogc;
+    bool shared = false;
+    std::memcpy(JS::GetArrayBufferData(buffer, &shared, nogc), bytes.data(), bytes.size());
+  }
+  JS::RootedObject ctor(cx);
+  if (!property(cx, webassembly, "Module", &ctor) || !ctor) return nullptr;
+  JS::RootedValue ctor_value(cx, JS::ObjectValue(*ctor));
+  JS::RootedValueArray<1> args(cx);
+  args[0].setObject(*buffer);
+  JS::RootedObject module(cx);
+  if (!JS::Construct(cx, ctor_value, args, &module)) return nullptr;
+  compiled.keep(bytes, JS::GetWasmModule(module));
+  return module;
+}
+
+ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules& compiled) {
+  JSContext* cx = g.cx;
+  JS::RootedObject global(cx, JS::CurrentGlobalOrNull(cx));
+  JS::RootedObject webassembly(cx);
+  if (!property(cx, global, "WebAssembly", &webassembly) || !webassembly)
+    return crash("its instance could not start: the engine has no WebAssembly");
+
+  // Nothing of the module has run yet: a refusal here leaves nothing behind.
+  JS::RootedObject module(cx, module_of(cx, webassembly, bytes, compiled));
+  if (!module) {
+    if (g.channel.stop_cause() != StopCause::none) return failed(g);
+    return refusal("its module does not compile: " + pending_error(cx));
+  }
+
+  JS::RootedObject imports(cx, JS_NewPlainObject(cx));
+  if (!imports || !define_imports(cx, imports)) return failed(g);
+  JS::RootedObject instance_ctor(cx);
+  if (!property(cx, webassembly, "Instance", &instance_ctor) || !instance_ctor) return failed(g);
+  JS::RootedValue instance_ctor_value(cx, JS::ObjectValue(*instance_ctor));
+  JS::RootedValueArray<2> args(cx);
+  args[0].setObject(*module);
+  args[1].setObject(*imports);
+  JS::RootedObject instance(cx);
+  // Its start function, if it has one, runs here: the first turn begins.
+  g.turn_resumes();
+  const bool made = JS::Construct(cx, instance_ctor_value, args, &instance);
+  g.channel.turn_ends();
+  if (!made) return failed(g);
+
+  JS::RootedObject exports(cx);
+  JS::RootedObject memory(cx);
+  JS::RootedObject start(cx);
+  if (!property(cx, instance, "exports", &exports) || !exports ||
+      !property(cx, exports, "memory", &memory) || !memory ||
+      !property(cx, exports, "_start", &start) || !start)
+    return failed(g);  // prepare_module checked both exports: not expected
+  g.memory = memory;
+
+  JS::RootedValue start_value(cx, JS::ObjectValue(*start));
+  JS::RootedValue ignored(cx);
+  g.turn_resumes();
+  const bool returned =
+      JS::Call(cx, JS::UndefinedHandleValue, start_value, JS::HandleValueArray::empty(), &ignored);
+  g.channel.turn_ends();
+  if (!returned) return failed(g);
+  if (g.channel.stop_cause() != StopCause::none) return failed(g);
+  // A WASI command whose main returned 0 returns from _start.
+  return crash("its instance exited with code 0");
+}
+
+}  // namespace
+
+ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stack_bytes,
+                    CompiledModules& compiled) {
+  InstanceContext context(channel.limits().memory_bytes, stack_bytes);
+  if (!context.engine()) return crash("its instance could not start: no JS engine");
+  JSContext* cx = context.get();
+  if (!cx) return crash("its instance could not start: no room for its context");
+  channel.account(context.account());
+  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
+
+  ProgramEnd end;
+  {
+    WasmGuest guest(cx, channel, plugin.name);
+    JS_SetContextPrivate(cx, &guest);
+    if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) {
+      end = crash("its instance could not start: the engine's own code did not load");
+    } else {
+      JS_AddInterruptCallback(cx, on_interrupt);
+      JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+      channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+      static const JSClass global_class = {
+          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+      JS::RealmOptions options;
+      // No shared memory, no atomics: a shared wasm memory cannot even be made.
+      options.creationOptions()
+          .setSharedMemoryAndAtomicsEnabled(false)
+          .setDefineSharedArrayBufferConstructor(false);
+      JS::RootedObject global(
+          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+      if (!global) {
+        end = channel.stop_cause() != StopCause::none
+                  ? failed(guest)
+                  : crash("its instance could not start: no room for its global");
+      } else {
+        JSAutoRealm realm(cx, global);
+        end = run_in_realm(guest, plugin.bytes, compiled);
+        JS_ClearPendingException(cx);
+      }
+      channel.set_interrupter(nullptr);
+    }
+    guest.memory.reset();
+    JS_SetContextPrivate(cx, nullptr);
+  }
+  return end;
+}
+
+}  // namespace escouade::sandbox::spidermonkey
