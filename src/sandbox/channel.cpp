@@ -225,7 +225,7 @@ void Channel::gc_bytes(std::uint64_t bytes) noexcept {
 }
 
 std::uint64_t Channel::memory_bytes() const noexcept {
-  return gc_bytes_.load() + memory::bytes(account_.load());
+  return gc_bytes_.load() + wasm_bytes_.load() + memory::bytes(account_.load());
 }
 
 bool Channel::check_memory() {

@@ -81,7 +81,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The memory account that its thread's allocations are charged to (memory_account.hpp), once
   // the instance opened it.
   void account(memory::Account account) noexcept { account_.store(account); }
-  // What it holds: its GC heap and what its account charges (0 without an account).
+  // A wasm instance's linear memory, as it last said it: reported with the rest, but not counted
+  // against the account's limit (its own maximum caps it, docs/sandbox.md).
+  void wasm_memory_bytes(std::uint64_t bytes) noexcept { wasm_bytes_.store(bytes); }
+  // What it holds: its GC heap, its wasm memory and what its account charges (0 without one).
   std::uint64_t memory_bytes() const noexcept;
   // Past its memory limit it is stopped (out_of_memory); whether it was.
   bool check_memory();
@@ -140,6 +143,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::atomic<std::size_t> decisions_{0};
   std::atomic<std::uint64_t> gc_bytes_{0};
   std::atomic<memory::Account> account_{0};
+  std::atomic<std::uint64_t> wasm_bytes_{0};
 
   // The instance's thread only.
   // Its stdout and stderr are split as a process's are.

@@ -27,7 +27,8 @@ GuestMemory WasmGuest::memory_now() {
 }
 
 void WasmGuest::turn_pauses() {
-  channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES) + memory_now().size);
+  channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
+  channel.wasm_memory_bytes(memory_now().size);
   channel.turn_ends();
 }
 
