@@ -328,6 +328,26 @@ TEST_F(Sandbox, NotificationsPastItsInputBoundAreDroppedAndItIsSaidOnce) {
   EXPECT_EQ(ended().reason, "stopped by Escouade");
 }
 
+TEST_F(Sandbox, ATimerFiredIsNeverDroppedWhileOtherNotificationsAre) {
+  runtime::ProgramLimits limits;
+  limits.turn = std::chrono::minutes(1);  // its busy first turn must not be stopped
+  start("hostile", "slow_reader.mjs", limits);
+  program_->write_line("first\n");
+  const json::value fact = json::object{{"jsonrpc", "2.0"},
+                                        {"method", "events/fact"},
+                                        {"params", json::object{{"pad", std::string(64000, 'f')}}}};
+  // The oldest notifications are dropped first: the timer's comes before the flood.
+  program_->write_droppable(R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":7}})"
+                            "\n");
+  for (int i = 0; i < 100; ++i)
+    program_->write_droppable(json::serialize(fact) + "\n");  // 6.4 MB: past the bound
+  call(1, "count");
+  auto counted = answer(1);
+  ASSERT_TRUE(counted);
+  EXPECT_LT(counted->at("result").at("notifications").as_int64(), 101) << "some were dropped";
+  EXPECT_EQ(counted->at("result").at("timerFired"), true);
+}
+
 TEST_F(Sandbox, StopEndsABusyInstanceWithoutWaitingForIt) {
   start("echo", "plugin.mjs");
   call(1, "initialize");
