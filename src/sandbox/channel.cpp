@@ -228,6 +228,22 @@ std::uint64_t Channel::memory_bytes() const noexcept {
   return gc_bytes_.load() + wasm_bytes_.load() + memory::bytes(account_.load());
 }
 
+std::optional<std::string> Channel::stop_reason() const {
+  switch (cause_.load()) {
+    case StopCause::turn_too_long:
+      return "a turn ran past " + std::to_string(over_budget_ms()) +
+             " ms: Escouade stopped its instance";
+    case StopCause::out_of_memory:
+      return "its instance ran past " + std::to_string(limits_.memory_bytes / (1024 * 1024)) +
+             " MB of memory: Escouade stopped it";
+    case StopCause::stopped:
+      return "stopped by Escouade";
+    case StopCause::none:
+      break;
+  }
+  return std::nullopt;
+}
+
 bool Channel::check_memory() {
   if (!memory::over(account_.load())) return false;
   stop(StopCause::out_of_memory);

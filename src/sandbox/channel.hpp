@@ -70,6 +70,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   void turn_begins();
   void turn_ends();
   StopCause stop_cause() const noexcept { return cause_.load(); }
+  // The sentence of the end the stop asked for ("a turn ran past 2000 ms: Escouade stopped its
+  // instance", "its instance ran past 64 MB of memory: Escouade stopped it", "stopped by
+  // Escouade"); nullopt when no stop was asked. Both kinds of instance end with these words.
+  std::optional<std::string> stop_reason() const;
   // The budget of the turn that ran too long, in ms.
   long long over_budget_ms() const noexcept { return over_budget_ms_.load(); }
   // How the engine interrupts the instance's thread from another thread; set once its context

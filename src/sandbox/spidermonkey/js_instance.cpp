@@ -347,21 +347,9 @@ std::optional<ProgramEnd> check_exports(JSContext* cx, JS::HandleObject module) 
 // How a call into the bundle that returned false ends the instance.
 ProgramEnd failed(Instance& in) {
   JSContext* cx = in.cx;
-  switch (in.channel.stop_cause()) {
-    case StopCause::turn_too_long:
-      JS_ClearPendingException(cx);
-      return crash("a turn ran past " + std::to_string(in.channel.over_budget_ms()) +
-                   " ms: Escouade stopped its instance");
-    case StopCause::out_of_memory:
-      JS_ClearPendingException(cx);
-      return crash("its instance ran past " +
-                   std::to_string(in.channel.limits().memory_bytes / (1024 * 1024)) +
-                   " MB of memory: Escouade stopped it");
-    case StopCause::stopped:
-      JS_ClearPendingException(cx);
-      return crash("stopped by Escouade");
-    case StopCause::none:
-      break;
+  if (auto why = in.channel.stop_reason()) {
+    JS_ClearPendingException(cx);
+    return crash(std::move(*why));
   }
   if (in.exit_code) {
     JS_ClearPendingException(cx);

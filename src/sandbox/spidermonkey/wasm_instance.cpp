@@ -78,21 +78,9 @@ std::string pending_error(JSContext* cx) {
 // How a call into the guest that returned false ends the instance.
 ProgramEnd failed(WasmGuest& g) {
   JSContext* cx = g.cx;
-  switch (g.channel.stop_cause()) {
-    case StopCause::turn_too_long:
-      JS_ClearPendingException(cx);
-      return crash("a turn ran past " + std::to_string(g.channel.over_budget_ms()) +
-                   " ms: Escouade stopped its instance");
-    case StopCause::out_of_memory:
-      JS_ClearPendingException(cx);
-      return crash("its instance ran past " +
-                   std::to_string(g.channel.limits().memory_bytes / (1024 * 1024)) +
-                   " MB of memory: Escouade stopped it");
-    case StopCause::stopped:
-      JS_ClearPendingException(cx);
-      return crash("stopped by Escouade");
-    case StopCause::none:
-      break;
+  if (auto why = g.channel.stop_reason()) {
+    JS_ClearPendingException(cx);
+    return crash(std::move(*why));
   }
   if (g.exit_code) {
     JS_ClearPendingException(cx);
