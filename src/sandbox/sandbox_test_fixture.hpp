@@ -1,7 +1,8 @@
 #pragma once
 
-// The fixture of the sandbox's tests: a SandboxProgramFactory with the real engine on a loop of
-// the test's own, one program started at a time, what it wrote and how it ended.
+// The fixture of the sandbox's tests (run.js and run.wasm): a SandboxProgramFactory with the real
+// engine on a loop of the test's own, one program started at a time, what it wrote, when its input
+// was full and how it ended. No wait below is an assertion: each is a safety net.
 
 #include <gtest/gtest.h>
 
@@ -41,14 +42,14 @@ class Sandbox : public ::testing::Test {
     return spec;
   }
 
-  // Starts `module` of `folder` (under the fixtures).
-  void start(const std::string& folder, const std::string& module,
-             runtime::ProgramLimits limits = {}) {
+  // Starts the program `spec` describes; what it writes and how it ends are kept below.
+  void start(const runtime::ProgramSpec& spec) {
     out_.clear();
     err_.clear();
     end_.reset();
-    ASSERT_TRUE(factory_->runs(runtime::RunKind::js));
-    program_ = factory_->make(spec_of(folder, module, limits));
+    full_.clear();
+    ASSERT_TRUE(factory_->runs(spec.kind));
+    program_ = factory_->make(spec);
     ASSERT_TRUE(program_);
     runtime::ProgramEvents ev;
     ev.output_line = [this](std::string_view l) { out_.emplace_back(l); };
@@ -56,6 +57,11 @@ class Sandbox : public ::testing::Test {
     ev.exited = [this](const ProgramEnd& e) { end_ = e; };
     ev.input_full = [this](std::size_t backlog) { full_.push_back(backlog); };
     ASSERT_TRUE(program_->start(std::move(ev)));
+  }
+  // Starts `module` of `folder` (under the fixtures) as a run.js bundle.
+  void start(const std::string& folder, const std::string& module,
+             runtime::ProgramLimits limits = {}) {
+    start(spec_of(folder, module, limits));
   }
 
   void send(const json::value& message) { program_->write_line(json::serialize(message) + "\n"); }
@@ -72,13 +78,16 @@ class Sandbox : public ::testing::Test {
     }
     return done();
   }
-  // The answer to call `id`, once it came.
-  std::optional<json::value> answer(int id) {
+  // The first line of its output for which `match` holds, once it came (nullopt if it ended
+  // first).
+  template <class M>
+  std::optional<json::value> line_where(M match) {
     std::optional<json::value> found;
     run_until([&] {
       for (const auto& l : out_) {
-        auto v = json::parse(l);
-        if (v.is_object() && v.as_object().contains("id") && v.at("id") == json::value(id)) {
+        boost::system::error_code ec;
+        auto v = json::parse(l, ec);
+        if (!ec && v.is_object() && match(v.as_object())) {
           found = v;
           return true;
         }
@@ -86,6 +95,19 @@ class Sandbox : public ::testing::Test {
       return end_.has_value();
     });
     return found;
+  }
+  // The answer to call `id`, once it came.
+  std::optional<json::value> answer(int id) {
+    return line_where([&](const json::object& o) {
+      return !o.contains("method") && o.contains("id") && o.at("id") == json::value(id);
+    });
+  }
+  // The result of call `id`, which must come.
+  json::value result(int id) {
+    auto a = answer(id);
+    EXPECT_TRUE(a) << "no answer to " << id << "; ended: " << (end_ ? end_->reason : "no");
+    if (!a || !a->as_object().contains("result")) return nullptr;
+    return a->at("result");
   }
   const ProgramEnd& ended() {
     EXPECT_TRUE(run_until([&] { return end_.has_value(); }));

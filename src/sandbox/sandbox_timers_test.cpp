@@ -3,51 +3,20 @@
 // and timer/cancel among the bundle's lines, answers them and sends timer/fired when it likes,
 // so that every order of events is tested without a clock. No assertion is timed.
 
-#include <gtest/gtest.h>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <chrono>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "sandbox/sandbox_program.hpp"
+#include "sandbox/sandbox_test_fixture.hpp"
 
 namespace escouade::sandbox {
 namespace {
 
-namespace asio = boost::asio;
-namespace json = boost::json;
-namespace fs = std::filesystem;
-using runtime::ProgramEnd;
-
-const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
-
-class SandboxTimers : public ::testing::Test {
+class SandboxTimers : public Sandbox {
  protected:
-  SandboxTimers() : factory_(io_.get_executor()) {}
-
   void start(const std::string& module) {
-    runtime::ProgramSpec spec;
+    runtime::ProgramSpec spec = spec_of("timers", module);
     spec.plugin_id = "dev.test.timers";
-    spec.kind = runtime::RunKind::js;
-    spec.folder = kFixtures / "timers";
-    spec.module = kFixtures / "timers" / module;
-    program_ = factory_.make(spec);
-    ASSERT_TRUE(program_);
-    runtime::ProgramEvents ev;
-    ev.output_line = [this](std::string_view l) { out_.push_back(json::parse(l)); };
-    ev.error_line = [this](std::string_view l) { err_.emplace_back(l); };
-    ev.exited = [this](const ProgramEnd& e) { end_ = e; };
-    ASSERT_TRUE(program_->start(std::move(ev)));
+    Sandbox::start(spec);
   }
-
-  void send(const json::value& message) { program_->write_line(json::serialize(message) + "\n"); }
   void call(int id, std::string_view method, json::value params = json::object()) {
-    send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+    Sandbox::call(id, method, std::move(params));
   }
   void answer_timer(const json::value& request, std::int64_t timer) {
     send(json::object{
@@ -58,27 +27,19 @@ class SandboxTimers : public ::testing::Test {
         {"jsonrpc", "2.0"}, {"method", "timer/fired"}, {"params", json::object{{"timer", timer}}}});
   }
 
-  template <class P>
-  bool run_until(P done) {
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // a net
-    while (!done() && std::chrono::steady_clock::now() < limit) {
-      io_.restart();
-      io_.run_one_for(std::chrono::milliseconds(20));
-    }
-    return done();
-  }
   // The next line of its output with `method` (or the answer to `id`), taken from what it
-  // wrote, in order; the lines before it stay.
+  // wrote, in order; the lines before it stay. Every line it writes must be JSON.
   std::optional<json::value> take(std::string_view method, const json::value& id = nullptr) {
     std::optional<json::value> found;
     run_until([&] {
       for (auto it = out_.begin(); it != out_.end(); ++it) {
-        const json::object& o = it->as_object();
+        const json::value v = json::parse(*it);
+        const json::object& o = v.as_object();
         const bool match = id.is_null()
                                ? o.contains("method") && o.at("method") == json::value(method)
                                : !o.contains("method") && o.contains("id") && o.at("id") == id;
         if (match) {
-          found = *it;
+          found = v;
           out_.erase(it);
           return true;
         }
@@ -88,29 +49,14 @@ class SandboxTimers : public ::testing::Test {
     return found;
   }
   std::optional<json::value> answer(int id) { return take("", json::value(id)); }
-  bool err_has(std::string_view text) const {
-    for (const auto& l : err_)
-      if (l.find(text) != std::string::npos) return true;
-    return false;
-  }
   std::size_t count(std::string_view method) const {
     std::size_t n = 0;
-    for (const auto& v : out_)
+    for (const auto& l : out_) {
+      const json::value v = json::parse(l);
       if (v.as_object().contains("method") && v.at("method") == json::value(method)) ++n;
+    }
     return n;
   }
-  const ProgramEnd& ended() {
-    EXPECT_TRUE(run_until([&] { return end_.has_value(); }));
-    static const ProgramEnd none{ProgramEnd::Kind::no_room, "it did not end", {}};
-    return end_ ? *end_ : none;
-  }
-
-  asio::io_context io_;
-  SandboxProgramFactory factory_;
-  std::unique_ptr<runtime::Program> program_;
-  std::vector<json::value> out_;
-  std::vector<std::string> err_;
-  std::optional<ProgramEnd> end_;
 };
 
 TEST_F(SandboxTimers, TimersFireWithTheirArgumentsAndThePreludeIdsAreItsOwn) {
@@ -293,7 +239,7 @@ TEST_F(SandboxTimers, AnEndlessLoopInACallbackIsStoppedAsALinesIs) {
 }
 
 // Half a line of the bundle's, then a timer: the prelude's timer/set waits for the end of the
-// bundle's line instead of cutting it (every line parses: out_ would have thrown).
+// bundle's line instead of cutting it: every line it wrote parses.
 TEST_F(SandboxTimers, ThePreludesLinesNeverCutTheBundles) {
   start("plugin.mjs");
   call(1, "test/split");
@@ -307,6 +253,11 @@ TEST_F(SandboxTimers, ThePreludesLinesNeverCutTheBundles) {
   auto after = answer(1);
   ASSERT_TRUE(after);
   EXPECT_EQ(after->at("result").at("after"), "the split line");
+  for (const auto& l : out_) {
+    boost::system::error_code ec;
+    (void)json::parse(l, ec);
+    EXPECT_FALSE(ec) << "a line cut: " << l;
+  }
 }
 
 // It reads no input: a pending timer keeps it alive, and once none is (fired, or cleared and

@@ -3,79 +3,42 @@
 // expression (checked when the cases were written; the test runs no Node), but for the labels
 // Node knows and the sandbox does not (only utf-8).
 
-#include <gtest/gtest.h>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <chrono>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "sandbox/sandbox_program.hpp"
+#include "sandbox/sandbox_test_fixture.hpp"
 
 namespace escouade::sandbox {
 namespace {
 
-namespace asio = boost::asio;
-namespace json = boost::json;
-namespace fs = std::filesystem;
-
-const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
-
-class SandboxWebApis : public ::testing::Test {
+class SandboxWebApis : public Sandbox {
  protected:
-  SandboxWebApis() : factory_(io_.get_executor()) {
-    runtime::ProgramSpec spec;
+  void SetUp() override {
+    runtime::ProgramSpec spec = spec_of("web", "dist/plugin.mjs");
     spec.plugin_id = "dev.test.web";
-    spec.kind = runtime::RunKind::js;
-    spec.folder = kFixtures / "web";
-    spec.module = kFixtures / "web" / "dist" / "plugin.mjs";
-    program_ = factory_.make(spec);
-    runtime::ProgramEvents ev;
-    ev.output_line = [this](std::string_view l) { out_.push_back(json::parse(l)); };
-    ev.error_line = [this](std::string_view l) { err_.emplace_back(l); };
-    ev.exited = [this](const runtime::ProgramEnd& e) { end_ = e.reason; };
-    started_ = program_ && program_->start(std::move(ev));
+    start(spec);
   }
 
-  // The result of calling `method` in the bundle.
+  // The result of calling `method` in the bundle, which must not answer an error.
   json::value result(std::string_view method, json::value params = json::object()) {
-    EXPECT_TRUE(started_);
-    const std::int64_t id = next_id_++;
-    program_->write_line(
-        json::serialize(
-            json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}) +
-        "\n");
-    return answer(json::value(id));
-  }
-  json::value answer(const json::value& id) {
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // a net
-    for (;;) {
-      for (const auto& v : out_)
-        if (v.at("id") == id) {
-          EXPECT_FALSE(v.as_object().contains("error")) << json::serialize(v);
-          return v.as_object().contains("result") ? v.at("result") : json::value();
-        }
-      if (end_ || std::chrono::steady_clock::now() > limit) break;
-      io_.restart();
-      io_.run_one_for(std::chrono::milliseconds(20));
+    const int id = next_id_++;
+    call(id, method, std::move(params));
+    auto a = answer(id);
+    if (!a) {
+      ADD_FAILURE() << "no answer to " << id << "; ended: " << (end_ ? end_->reason : "no")
+                    << (err_.empty() ? "" : "; " + err_.back());
+      return nullptr;
     }
-    ADD_FAILURE() << "no answer to " << json::serialize(id) << "; ended: " << end_.value_or("no")
-                  << (err_.empty() ? "" : "; " + err_.back());
-    return nullptr;
+    EXPECT_FALSE(a->as_object().contains("error")) << json::serialize(*a);
+    return a->as_object().contains("result") ? a->at("result") : json::value();
   }
 
-  asio::io_context io_;
-  SandboxProgramFactory factory_;
-  std::unique_ptr<runtime::Program> program_;
-  bool started_ = false;
-  std::vector<json::value> out_;
-  std::vector<std::string> err_;
-  std::optional<std::string> end_;
-  std::int64_t next_id_ = 1;
+  // The result of the answer whose id is `id` (a string the bundle chose).
+  json::value result_of(const json::value& id) {
+    auto a =
+        line_where([&](const json::object& o) { return o.contains("id") && o.at("id") == id; });
+    EXPECT_TRUE(a) << "no answer to " << json::serialize(id);
+    return a && a->as_object().contains("result") ? a->at("result") : json::value();
+  }
+
+  int next_id_ = 1;
 };
 
 // The spec's own line: readFileSync(new URL('../rules.json', globalThis._importMeta_.url)).
@@ -171,7 +134,7 @@ TEST_F(SandboxWebApis, TextEncoderAndDecoderAreUtf8WithReplacementsBomAndStreams
 
 TEST_F(SandboxWebApis, BytesWrittenToStdoutAreUtf8) {
   EXPECT_EQ(result("test/writeBytes"), true);
-  EXPECT_EQ(answer(json::value("bytes")), "\xc3\xa9");
+  EXPECT_EQ(result_of(json::value("bytes")), "\xc3\xa9");
 }
 
 }  // namespace
