@@ -10,6 +10,7 @@ namespace escouade::sandbox {
 namespace {
 
 // Section ids and descriptor kinds of the core specification.
+constexpr std::uint8_t kTypeSection = 1;
 constexpr std::uint8_t kImportSection = 2;
 constexpr std::uint8_t kMemorySection = 5;
 constexpr std::uint8_t kExportSection = 7;
@@ -99,6 +100,31 @@ void put_leb(std::string& out, std::uint64_t v) {
   } while (v);
 }
 
+// A vector of value types (a function type's parameters or results).
+std::optional<std::string> read_value_types(Reader& r) {
+  auto count = r.leb(32);
+  if (!count) return std::nullopt;
+  auto types = r.take(*count);
+  if (!types) return std::nullopt;
+  return std::string(*types);
+}
+
+// The type section: each entry 0x60, then its parameters and results.
+std::optional<std::vector<FunctionType>> read_types(Reader& s) {
+  auto count = s.leb(32);
+  if (!count) return std::nullopt;
+  std::vector<FunctionType> types;
+  for (std::uint64_t i = 0; i < *count; ++i) {
+    auto form = s.byte();
+    if (!form || *form != 0x60) return std::nullopt;
+    auto params = read_value_types(s);
+    auto results = params ? read_value_types(s) : std::nullopt;
+    if (!results) return std::nullopt;
+    types.push_back(FunctionType{std::move(*params), std::move(*results)});
+  }
+  return types;
+}
+
 std::string quoted(std::string_view module, std::string_view name) {
   return "(\"" + std::string(module) + "\", \"" + std::string(name) + "\")";
 }
@@ -110,12 +136,48 @@ std::optional<Error> check_memory(const Limits& l, std::uint64_t max_pages) {
     return refused("its module has a 64-bit memory (memory64), which the sandbox refuses");
   if (l.min > max_pages)
     return refused("its module asks for " + std::to_string(l.min * kWasmPageBytes / (1024 * 1024)) +
-                   " MB of memory at its start, past the limit of " +
-                   std::to_string(max_pages * kWasmPageBytes / (1024 * 1024)) + " MB");
+                   " MB of memory at its start, past the " +
+                   std::to_string(max_pages * kWasmPageBytes / (1024 * 1024)) +
+                   " MB its linear memory may have");
   return std::nullopt;
 }
 
 }  // namespace
+
+std::string describe(const FunctionType& type) {
+  const auto name = [](char t) -> std::string_view {
+    switch (static_cast<std::uint8_t>(t)) {
+      case 0x7f:
+        return "i32";
+      case 0x7e:
+        return "i64";
+      case 0x7d:
+        return "f32";
+      case 0x7c:
+        return "f64";
+      case 0x7b:
+        return "v128";
+      case 0x70:
+        return "funcref";
+      case 0x6f:
+        return "externref";
+      default:
+        return "?";
+    }
+  };
+  const auto list = [&](const std::string& types) {
+    std::string out;
+    for (const char t : types) {
+      if (!out.empty()) out += ", ";
+      out += name(t);
+    }
+    return out;
+  };
+  // One result is written alone, as WASI's documents do: "(i32, i32) -> i32".
+  const std::string results =
+      type.results.size() == 1 ? list(type.results) : "(" + list(type.results) + ")";
+  return "(" + list(type.params) + ") -> " + results;
+}
 
 Result<PreparedModule> prepare_module(std::string_view bytes, std::uint64_t max_pages,
                                       const ServedImport& served) {
@@ -132,6 +194,7 @@ Result<PreparedModule> prepare_module(std::string_view bytes, std::uint64_t max_
   std::size_t memory_at = 0;
   std::size_t memory_end = 0;
   std::optional<Limits> memory;
+  std::vector<FunctionType> types;
   const Error unreadable = refused("its plugin.wasm cannot be read: a section is cut or malformed");
 
   while (!r.done()) {
@@ -142,7 +205,11 @@ Result<PreparedModule> prepare_module(std::string_view bytes, std::uint64_t max_
     auto content = r.take(*size);
     if (!content) return unreadable;
     Reader s(*content);
-    if (*id == kImportSection) {
+    if (*id == kTypeSection) {
+      auto read = read_types(s);
+      if (!read) return unreadable;
+      types = std::move(*read);
+    } else if (*id == kImportSection) {
       auto count = s.leb(32);
       if (!count) return unreadable;
       for (std::uint64_t i = 0; i < *count; ++i) {
@@ -152,13 +219,19 @@ Result<PreparedModule> prepare_module(std::string_view bytes, std::uint64_t max_
         if (!kind) return unreadable;
         const std::string who = quoted(*module, *name);
         switch (*kind) {
-          case kFunctionKind:
-            if (!s.leb(32)) return unreadable;
-            if (!served(*module, *name))
+          case kFunctionKind: {
+            auto type = s.leb(32);
+            if (!type || *type >= types.size()) return unreadable;
+            auto serves = served(*module, *name);
+            if (!serves)
               return refused("its module imports " + who +
                              ", which the sandbox does not serve: only its WASI subset and "
                              "escouade.call (docs/sandbox.md)");
+            if (types[*type] != *serves)
+              return refused("its module imports " + who + " as " + describe(types[*type]) +
+                             ", but the sandbox serves it as " + describe(*serves));
             break;
+          }
           case kMemoryKind: {
             auto l = read_limits(s);
             if (!l) return unreadable;

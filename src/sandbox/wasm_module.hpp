@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,8 +18,29 @@ namespace escouade::sandbox {
 // A wasm page: memory sizes are counted in them.
 inline constexpr std::uint64_t kWasmPageBytes = 64 * 1024;
 
-// Whether the sandbox serves this imported function ("wasi_snapshot_preview1", "fd_write").
-using ServedImport = std::function<bool(std::string_view module, std::string_view name)>;
+// The largest linear memory a run.wasm instance may have under its memory limit, in pages:
+// seven eighths of the limit (896 pages, 56 MB, of 64 MB). The last eighth is what the engine
+// and the sandbox hold for the instance (its context, the lines it writes, its escouade.call
+// requests), counted with its linear memory against the one limit (docs/sandbox.md).
+constexpr std::uint64_t linear_memory_pages(std::uint64_t memory_limit) {
+  return memory_limit / 8 * 7 / kWasmPageBytes;
+}
+
+// A function's type as a module writes it: the value types of its parameters and of its results,
+// one byte each (0x7f i32, 0x7e i64, 0x7d f32, 0x7c f64, 0x7b v128, 0x70 funcref, 0x6f
+// externref).
+struct FunctionType {
+  std::string params;
+  std::string results;
+  bool operator==(const FunctionType&) const = default;
+};
+// How a sentence writes it: "(i32, i64, i32) -> i32", "(i32) -> ()".
+std::string describe(const FunctionType& type);
+
+// The type the sandbox serves this imported function with ("wasi_snapshot_preview1",
+// "fd_write"), or nullopt when it does not serve it.
+using ServedImport =
+    std::function<std::optional<FunctionType>(std::string_view module, std::string_view name)>;
 
 struct PreparedModule {
   std::string bytes;     // what to compile: the module, its memory's maximum set when it was not
@@ -28,6 +50,7 @@ struct PreparedModule {
 // The module ready to compile, or why it may not run, in a sentence for the journal:
 // - not a wasm module (magic, version 1), or sections that cannot be read;
 // - an import that is not a function the sandbox serves: its ("module", "name");
+// - an imported function whose type is not the one the sandbox serves it with: both types;
 // - a shared memory (threads), a memory64, more than one memory, an imported memory;
 // - an initial memory above `max_pages`;
 // - no exported `memory`, or no exported function `_start` (a WASI command).

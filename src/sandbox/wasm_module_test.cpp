@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,21 @@ std::string exports() {
   return section(7, "\x02" + name("memory") + std::string("\x02\x00", 2) + name("_start") +
                         std::string("\x00\x00", 2));
 }
+// The type section of one function type: (i32, i32, i32, i32) -> i32 unless told.
+std::string types(const std::string& params = "\x7f\x7f\x7f\x7f",
+                  const std::string& results = "\x7f") {
+  return section(1, "\x01\x60" + name(params) + name(results));
+}
+// Its type section, then its import of one function of type 0.
 std::string import_function(const std::string& module_name, const std::string& field) {
-  return section(2, "\x01" + name(module_name) + name(field) + std::string("\x00\x00", 2));
+  return types() +
+         section(2, "\x01" + name(module_name) + name(field) + std::string("\x00\x00", 2));
 }
 
-bool serves(std::string_view module_name, std::string_view field) {
-  return module_name == "wasi_snapshot_preview1" && field == "fd_write";
+std::optional<FunctionType> serves(std::string_view module_name, std::string_view field) {
+  if (module_name == "wasi_snapshot_preview1" && field == "fd_write")
+    return FunctionType{"\x7f\x7f\x7f\x7f", "\x7f"};
+  return std::nullopt;
 }
 
 std::string refusal(const std::string& bytes) {
@@ -97,7 +107,8 @@ TEST(WasmModule, WhatItRefusesAndWhy) {
             "its module has a 64-bit memory (memory64), which the sandbox refuses");
   // 2000 pages: LEB128 0xd0 0x0f
   EXPECT_EQ(refusal(module({memory(std::string("\x00\xd0\x0f", 3)), exports()})),
-            "its module asks for 125 MB of memory at its start, past the limit of 64 MB");
+            "its module asks for 125 MB of memory at its start, past the 64 MB its linear memory "
+            "may have");
   const std::string imported_memory =
       section(2, "\x01" + name("env") + name("memory") + std::string("\x02\x00\x01", 3));
   EXPECT_NE(refusal(module({imported_memory, exports()})).find("imports its memory"),
@@ -111,6 +122,24 @@ TEST(WasmModule, WhatItRefusesAndWhy) {
   EXPECT_EQ(refusal("\x7f"
                     "ELF and more"),
             "its plugin.wasm is not a wasm module (version 1)");
+  // fd_write imported with another type than WASI's.
+  const std::string fd_write = section(
+      2, "\x01" + name("wasi_snapshot_preview1") + name("fd_write") + std::string("\x00\x00", 2));
+  EXPECT_EQ(refusal(module({types("\x7f\x7f", "\x7f"), fd_write, memory(std::string("\x00\x01", 2)),
+                            exports()})),
+            "its module imports (\"wasi_snapshot_preview1\", \"fd_write\") as (i32, i32) -> i32, "
+            "but the sandbox serves it as (i32, i32, i32, i32) -> i32");
+  EXPECT_EQ(refusal(module({types("\x7f\x7f\x7f\x7f", "\x7e"), fd_write,
+                            memory(std::string("\x00\x01", 2)), exports()})),
+            "its module imports (\"wasi_snapshot_preview1\", \"fd_write\") as (i32, i32, i32, "
+            "i32) -> i64, but the sandbox serves it as (i32, i32, i32, i32) -> i32");
+  EXPECT_EQ(refusal(module(
+                {types("\x7f\x7e", ""), fd_write, memory(std::string("\x00\x01", 2)), exports()})),
+            "its module imports (\"wasi_snapshot_preview1\", \"fd_write\") as (i32, i64) -> (), "
+            "but the sandbox serves it as (i32, i32, i32, i32) -> i32");
+  // A type index past the type section, or no type section at all: not a module that reads.
+  EXPECT_EQ(refusal(module({fd_write, memory(std::string("\x00\x01", 2)), exports()})),
+            "its plugin.wasm cannot be read: a section is cut or malformed");
   EXPECT_EQ(refusal(module({memory(std::string("\x00\x01", 2)), std::string("\x07\x40\x01", 3)})),
             "its plugin.wasm cannot be read: a section is cut or malformed");
 }

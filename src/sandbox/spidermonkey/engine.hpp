@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "runtime/program.hpp"
 #include "sandbox/bundle.hpp"
+#include "sandbox/wasm_module.hpp"
 
 namespace escouade::sandbox {
 class Channel;
@@ -85,9 +87,10 @@ struct WasmPlugin {
   std::string name;   // how messages name it, and its argv[0]: "plugin.wasm"
 };
 
-// Whether a run.wasm instance gets this imported function: wasi.cpp's WASI subset and
-// ("escouade", "call"). Any other import refuses the module before it is compiled.
-bool serves_wasm_import(std::string_view module, std::string_view name);
+// The type a run.wasm instance gets this imported function with: wasi.cpp's WASI subset and
+// ("escouade", "call"); nullopt for any other. A module that imports anything else, or one of
+// these with another type, is refused before it is compiled.
+std::optional<FunctionType> serves_wasm_import(std::string_view module, std::string_view name);
 
 // The wasm modules one factory compiled, kept in memory for its instances (a restart, another
 // plugin with the same module): keyed by the exact bytes compiled, each is compiled once and
@@ -95,6 +98,18 @@ bool serves_wasm_import(std::string_view module, std::string_view name);
 // compiled module to disk, so nothing of it outlives the process. Thread-safe.
 class CompiledModules;
 std::shared_ptr<CompiledModules> make_compiled_modules();
+// How its instances' modules were found: compiled, or made again from one compiled before.
+struct CompiledCounts {
+  std::size_t compiled = 0;
+  std::size_t reused = 0;
+};
+CompiledCounts counts_of(const CompiledModules& modules);
+
+// Compiles the checked module into `compiled` on the calling thread (a context of its own, then
+// gone), unless it holds it already: what loading a run.wasm plugin does, on a thread of its own
+// whose stack has `stack_bytes`. A module that does not compile is left to its first instance,
+// which is refused with the engine's message.
+void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::size_t stack_bytes);
 
 // Runs the module to its end on the calling thread, which is the instance's own and whose stack
 // has `stack_bytes`: compiled or taken from `compiled`, instantiated with the WASI subset of

@@ -323,35 +323,49 @@ bool poll_oneoff(JSContext* cx, unsigned argc, JS::Value* vp) {
 struct Native {
   std::string_view name;
   JSNative fn;
-  unsigned nargs;
+  // Its wasm type, as FunctionType's bytes.
+  std::string_view params;
+  std::string_view results;
 };
 
+constexpr std::string_view kI32 = "\x7f";
+constexpr std::string_view kI32x2 = "\x7f\x7f";
+constexpr std::string_view kI32x3 = "\x7f\x7f\x7f";
+constexpr std::string_view kI32x4 = "\x7f\x7f\x7f\x7f";
+
+// WASI preview1's functions as wasm32 declares them (its witx: pointers and sizes are i32,
+// timestamps, file sizes and offsets i64; proc_exit returns nothing).
 constexpr std::array kWasiNatives{
-    Native{"args_get", args_get, 2},
-    Native{"args_sizes_get", args_sizes_get, 2},
-    Native{"environ_get", environ_get, 2},
-    Native{"environ_sizes_get", environ_sizes_get, 2},
-    Native{"clock_time_get", clock_time_get, 3},
-    Native{"random_get", random_get, 2},
-    Native{"poll_oneoff", poll_oneoff, 4},
-    Native{"sched_yield", sched_yield, 0},
-    Native{"fd_read", fd_read, 4},
-    Native{"fd_write", fd_write, 4},
-    Native{"fd_close", fd_close, 1},
-    Native{"fd_seek", fd_seek, 4},
-    Native{"fd_fdstat_get", fd_fdstat_get, 2},
-    Native{"fd_prestat_get", fd_prestat_get, 2},
-    Native{"fd_prestat_dir_name", fd_prestat_dir_name, 3},
-    Native{"proc_exit", proc_exit, 1},
+    Native{"args_get", args_get, kI32x2, kI32},
+    Native{"args_sizes_get", args_sizes_get, kI32x2, kI32},
+    Native{"environ_get", environ_get, kI32x2, kI32},
+    Native{"environ_sizes_get", environ_sizes_get, kI32x2, kI32},
+    Native{"clock_time_get", clock_time_get, "\x7f\x7e\x7f", kI32},
+    Native{"random_get", random_get, kI32x2, kI32},
+    Native{"poll_oneoff", poll_oneoff, kI32x4, kI32},
+    Native{"sched_yield", sched_yield, "", kI32},
+    Native{"fd_read", fd_read, kI32x4, kI32},
+    Native{"fd_write", fd_write, kI32x4, kI32},
+    Native{"fd_close", fd_close, kI32, kI32},
+    Native{"fd_seek", fd_seek, "\x7f\x7e\x7f\x7f", kI32},
+    Native{"fd_fdstat_get", fd_fdstat_get, kI32x2, kI32},
+    Native{"fd_prestat_get", fd_prestat_get, kI32x2, kI32},
+    Native{"fd_prestat_dir_name", fd_prestat_dir_name, kI32x3, kI32},
+    Native{"proc_exit", proc_exit, kI32, ""},
 };
 
 }  // namespace
 
-bool serves_wasm_import(std::string_view module, std::string_view name) {
-  if (module == kEscouade) return name == "call";
-  if (module != kWasi) return false;
-  return std::any_of(kWasiNatives.begin(), kWasiNatives.end(),
-                     [&](const Native& n) { return n.name == name; });
+std::optional<FunctionType> serves_wasm_import(std::string_view module, std::string_view name) {
+  if (module == kEscouade) {
+    // call(method, method_len, params, params_len, answer, answer_cap, answer_len) -> i32
+    if (name == "call") return FunctionType{std::string(7, '\x7f'), std::string(kI32)};
+    return std::nullopt;
+  }
+  if (module != kWasi) return std::nullopt;
+  for (const Native& n : kWasiNatives)
+    if (n.name == name) return FunctionType{std::string(n.params), std::string(n.results)};
+  return std::nullopt;
 }
 
 bool define_imports(JSContext* cx, JS::HandleObject imports) {
@@ -359,7 +373,9 @@ bool define_imports(JSContext* cx, JS::HandleObject imports) {
   JS::RootedObject escouade(cx, JS_NewPlainObject(cx));
   if (!wasi || !escouade) return false;
   for (const Native& n : kWasiNatives)
-    if (!JS_DefineFunction(cx, wasi, std::string(n.name).c_str(), n.fn, n.nargs, 0)) return false;
+    if (!JS_DefineFunction(cx, wasi, std::string(n.name).c_str(), n.fn,
+                           static_cast<unsigned>(n.params.size()), 0))
+      return false;
   if (!JS_DefineFunction(cx, escouade, "call", native_escouade_call, 7, 0)) return false;
   JS::RootedValue v(cx, JS::ObjectValue(*wasi));
   if (!JS_DefineProperty(cx, imports, std::string(kWasi).c_str(), v, JSPROP_ENUMERATE))
