@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "base/temp_dir.hpp"
@@ -116,6 +118,70 @@ TEST_F(CompileCacheTest, LoadingCompilesTheBundleBeforeItsFirstInstance) {
   run_echo_once();
   EXPECT_EQ(counts().compiled, 1u);
   EXPECT_EQ(counts().from_memory, 1u);
+}
+
+// The name of the one file `folder` holds, up to the bundle's hash: this build's prefix.
+std::string build_prefix_in(const fs::path& folder) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder))
+    files.push_back(e.path());
+  EXPECT_EQ(files.size(), 1u);
+  const std::string name = files.empty() ? "" : files.front().filename().string();
+  const auto dash = name.find('-');
+  EXPECT_NE(dash, std::string::npos) << name;
+  return dash == std::string::npos ? "" : name.substr(0, dash + 1);
+}
+
+void touch(const fs::path& file, std::chrono::minutes ago) {
+  std::ofstream(file) << "x";
+  fs::last_write_time(file, fs::file_time_type::clock::now() - ago);
+}
+
+// After an update of the host (another build), the first write removes what the old build left:
+// its files, those of an older naming, partial files of a host that died; nothing else.
+TEST_F(CompileCacheTest, TheFirstWriteRemovesWhatOtherBuildsLeft) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "sandbox-cache";
+  fs::create_directories(folder);
+  touch(folder / "0123456789abcdef-0123456789abcdef.stencil", std::chrono::minutes(1));
+  touch(folder / "fedcba9876543210.stencil", std::chrono::minutes(1));
+  touch(folder / "0123456789abcdef-1.stencil.partial-77", std::chrono::minutes(60));
+  touch(folder / "0123456789abcdef-2.stencil.partial-78", std::chrono::minutes(0));
+  touch(folder / "notes.txt", std::chrono::minutes(60));
+  use_folder(folder);
+  run_echo_once();
+  EXPECT_EQ(counts().written, 1u);
+  std::set<std::string> left;
+  for (const auto& f : files_in(folder))
+    left.insert(f.filename().string());
+  EXPECT_EQ(left.size(), 3u);
+  EXPECT_TRUE(left.count("notes.txt")) << "not the cache's: kept";
+  EXPECT_TRUE(left.count("0123456789abcdef-2.stencil.partial-78")) << "perhaps being written";
+  EXPECT_FALSE(left.count("fedcba9876543210.stencil"));
+}
+
+// Past 256 files of this build, the least recently used go; one read from disk counts as a use.
+TEST_F(CompileCacheTest, PastTheMostFilesTheLeastRecentlyUsedGo) {
+  TempDir dir("escouade-cache");
+  use_folder(dir.path() / "first");
+  run_echo_once();
+  const std::string prefix = build_prefix_in(dir.path() / "first");
+  ASSERT_FALSE(prefix.empty());
+  const fs::path folder = dir.path() / "second";
+  fs::create_directories(folder);
+  for (int i = 0; i < 300; ++i)  // file i was used i minutes ago
+    touch(folder / (prefix + "bundle" + std::to_string(i) + ".stencil"), std::chrono::minutes(i));
+  use_folder(folder);
+  run_echo_once();
+  EXPECT_EQ(counts().written, 1u);
+  std::set<std::string> left;
+  for (const auto& f : files_in(folder))
+    left.insert(f.filename().string());
+  EXPECT_EQ(left.size(), 256u);
+  EXPECT_TRUE(left.count(prefix + "bundle0.stencil"));
+  EXPECT_TRUE(left.count(prefix + "bundle254.stencil"));
+  EXPECT_FALSE(left.count(prefix + "bundle255.stencil"));
+  EXPECT_FALSE(left.count(prefix + "bundle299.stencil"));
 }
 
 TEST_F(CompileCacheTest, TheBuildNamesTheHostsVersionAndTheEngines) {

@@ -10,12 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <list>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 namespace escouade::sandbox::spidermonkey {
 
@@ -28,6 +31,10 @@ constexpr std::string_view kMagic = "escouade-stencil 1\n";
 constexpr std::size_t kMaxKept = 64;
 // A file larger than this is not read.
 constexpr std::uintmax_t kMaxFileBytes = 64ull * 1024 * 1024;
+// Files of this build kept in the folder at most: past it, the least recently used go.
+constexpr std::size_t kMaxFiles = 256;
+// A partial file this old was left by a host that died while writing it.
+constexpr auto kStalePartial = std::chrono::minutes(10);
 
 constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ull;
 
@@ -82,16 +89,61 @@ struct CompileCache::Impl {
   std::list<Kept> kept;
   Counts counts;
 
+  std::once_flag pruned;
+
+  // "<build>-<bundle>.stencil": the build's hash first, so that another build's files are known
+  // by their names alone.
+  static std::string build_prefix() {
+    char hex[18];
+    std::snprintf(hex, sizeof hex, "%016llx-",
+                  static_cast<unsigned long long>(fnv1a(kFnvBasis, engine_build())));
+    return hex;
+  }
   std::filesystem::path file_of(std::string_view source, const std::string& name) const {
     std::uint64_t h = kFnvBasis;
-    h = fnv1a(h, engine_build());
-    h = fnv1a(h, std::string_view("\0", 1));
     h = fnv1a(h, name);
     h = fnv1a(h, std::string_view("\0", 1));
     h = fnv1a(h, source);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    return folder / (std::string(hex) + ".stencil");
+    return folder / (build_prefix() + hex + ".stencil");
+  }
+
+  // Once a process, after its first write: the files of other builds go (an update of the host
+  // or of the engine made them useless), partial files left by a host that died go, and of this
+  // build's, the least recently used past kMaxFiles. Only names this cache writes are touched.
+  void prune() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const std::string mine = build_prefix();
+    struct File {
+      fs::path path;
+      fs::file_time_type used;
+    };
+    std::vector<File> kept_files;
+    const auto now = fs::file_time_type::clock::now();
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      const std::string file = entry.path().filename().string();
+      const bool stencil = file.size() > 8 && file.ends_with(".stencil");
+      const auto partial_at = file.find(".stencil.partial-");
+      if (!stencil && partial_at == std::string::npos) continue;  // not the cache's
+      std::error_code e;
+      if (!entry.is_regular_file(e) || entry.is_symlink(e)) continue;
+      const auto used = entry.last_write_time(e);
+      if (e) continue;
+      if (partial_at != std::string::npos) {
+        if (now - used > kStalePartial) fs::remove(entry.path(), e);
+      } else if (!file.starts_with(mine)) {
+        fs::remove(entry.path(), e);
+      } else {
+        kept_files.push_back({entry.path(), used});
+      }
+    }
+    if (kept_files.size() <= kMaxFiles) return;
+    std::sort(kept_files.begin(), kept_files.end(),
+              [](const File& a, const File& b) { return a.used > b.used; });
+    for (std::size_t i = kMaxFiles; i < kept_files.size(); ++i)
+      fs::remove(kept_files[i].path, ec);
   }
 
   std::shared_ptr<const std::string> in_memory(std::string_view source, const std::string& name) {
@@ -133,6 +185,8 @@ struct CompileCache::Impl {
     if (!take_text(rest, engine_build()) || !take_text(rest, name) || !take_text(rest, source) ||
         !take_size(rest, sum) || sum != fnv1a(kFnvBasis, rest))
       return nullptr;  // another bundle's, another build's, or damaged: never decoded
+    // Used now: its time is what pruning keeps the most recent by.
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
     return std::make_shared<const std::string>(rest);
   }
 
@@ -168,6 +222,7 @@ struct CompileCache::Impl {
       ::unlink(partial.c_str());
       return;
     }
+    std::call_once(pruned, [&] { prune(); });
     std::lock_guard lock(mutex);
     ++counts.written;
   }
