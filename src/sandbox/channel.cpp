@@ -76,7 +76,7 @@ void Channel::push(std::string line, bool droppable) {
     }
     if (!line.empty()) {
       input_bytes_ += line.size();
-      input_.push_back({std::move(line), droppable});
+      input_.push_back({std::move(line), droppable, ++pushed_});
     }
     // Full once a notification had to go, or once answers alone passed the bound.
     if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
@@ -115,21 +115,57 @@ void Channel::interrupt_locked() {
   if (interrupter_) interrupter_();
 }
 
+std::optional<std::size_t> Channel::take_locked(std::size_t at, std::string& line) {
+  line = std::move(input_[at].line);
+  input_.erase(input_.begin() + static_cast<std::ptrdiff_t>(at));
+  input_bytes_ -= line.size();
+  if (!input_full_ || input_bytes_ > kInputBacklog / 2) return std::nullopt;
+  input_full_ = false;
+  return std::exchange(dropped_, 0);
+}
+
 std::optional<std::string> Channel::next_input() {
   std::optional<std::size_t> drained;
-  std::optional<std::string> line;
+  std::string line;
   {
     std::unique_lock lock(mutex_);
     input_ready_.wait(
         lock, [&] { return !input_.empty() || input_closed_ || cause_.load() != StopCause::none; });
     if (cause_.load() != StopCause::none || input_.empty()) return std::nullopt;
-    line = std::move(input_.front().line);
-    input_.pop_front();
-    input_bytes_ -= line->size();
-    if (input_full_ && input_bytes_ <= kInputBacklog / 2) {
-      input_full_ = false;
-      drained = std::exchange(dropped_, 0);
-    }
+    drained = take_locked(0, line);
+  }
+  if (drained)
+    post([n = *drained](runtime::ProgramEvents& e) {
+      if (e.input_drained) e.input_drained(n);
+    });
+  return line;
+}
+
+std::optional<std::string> Channel::next_input_where(
+    const std::function<bool(std::string_view)>& wanted) {
+  std::optional<std::size_t> drained;
+  std::string line;
+  {
+    std::unique_lock lock(mutex_);
+    std::uint64_t looked = 0;  // the seq of the last line `wanted` saw
+    std::optional<std::size_t> found;
+    input_ready_.wait(lock, [&] {
+      if (cause_.load() != StopCause::none) return true;
+      // Lines are queued in the order of their seq (dropping some keeps it): the first one not
+      // yet seen is found by bisection, and each line is looked at once.
+      auto it = std::partition_point(input_.begin(), input_.end(),
+                                     [&](const Queued& q) { return q.seq <= looked; });
+      for (; it != input_.end(); ++it) {
+        looked = it->seq;
+        if (wanted(it->line)) {
+          found = static_cast<std::size_t>(it - input_.begin());
+          return true;
+        }
+      }
+      return input_closed_;
+    });
+    if (cause_.load() != StopCause::none || !found) return std::nullopt;
+    drained = take_locked(*found, line);
   }
   if (drained)
     post([n = *drained](runtime::ProgramEvents& e) {
@@ -245,7 +281,14 @@ std::optional<std::string> Channel::stop_reason() const {
 }
 
 bool Channel::check_memory() {
-  if (!memory::over(account_.load())) return false;
+  // A wasm instance's linear memory is mapped by the engine, not malloc'd: it is counted here
+  // with the account's blocks and the GC heap, against the same limit.
+  const memory::Account account = account_.load();
+  const std::uint64_t linear = wasm_bytes_.load();
+  const bool over =
+      memory::over(account) ||
+      (linear > 0 && linear + gc_bytes_.load() + memory::bytes(account) > limits_.memory_bytes);
+  if (!over) return false;
   stop(StopCause::out_of_memory);
   return true;
 }

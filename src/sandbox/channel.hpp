@@ -57,6 +57,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The next line for its input, waiting for it; nullopt at the end of its input or when it
   // must stop.
   std::optional<std::string> next_input();
+  // The first line of its input for which `wanted` holds, waiting for it; the lines before and
+  // around it stay queued, in order, under the same bound (escouade.call waits so for its
+  // answer). `wanted` runs under the channel's lock, once a line. nullopt as next_input().
+  std::optional<std::string> next_input_where(const std::function<bool(std::string_view)>& wanted);
   // Waits `duration` (a sleep of the instance: no CPU charged); false at once when it must stop,
   // as a stop ends the wait.
   bool sleep_for(std::chrono::nanoseconds duration);
@@ -85,8 +89,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The memory account that its thread's allocations are charged to (memory_account.hpp), once
   // the instance opened it.
   void account(memory::Account account) noexcept { account_.store(account); }
-  // A wasm instance's linear memory, as it last said it: reported with the rest, but not counted
-  // against the account's limit (its own maximum caps it, docs/sandbox.md).
+  // A wasm instance's linear memory, as it last said it: counted with the rest against the
+  // memory limit (its maximum leaves an eighth of the limit to the rest, docs/sandbox.md).
   void wasm_memory_bytes(std::uint64_t bytes) noexcept { wasm_bytes_.store(bytes); }
   // What it holds: its GC heap, its wasm memory and what its account charges (0 without one).
   std::uint64_t memory_bytes() const noexcept;
@@ -130,8 +134,12 @@ class Channel : public std::enable_shared_from_this<Channel> {
   struct Queued {
     std::string line;
     bool droppable;
+    std::uint64_t seq;  // counts every line pushed: next_input_where's cursor
   };
+  // Takes input_[at] out; under the lock. Whether the host must now hear that it drained.
+  std::optional<std::size_t> take_locked(std::size_t at, std::string& line);
   std::deque<Queued> input_;
+  std::uint64_t pushed_ = 0;
   std::size_t input_bytes_ = 0;
   bool input_closed_ = false;
   bool input_full_ = false;

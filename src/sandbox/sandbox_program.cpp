@@ -45,21 +45,29 @@ std::optional<std::string> read_bundle(const std::filesystem::path& module) {
   return std::move(text).str();
 }
 
-ProgramEnd run_wasm_instance(const runtime::ProgramSpec& spec, Channel& channel,
-                             spidermonkey::CompiledModules& compiled) {
+// plugin.wasm read and checked before anything of it is compiled, its memory's maximum set to
+// what a memory limit of `memory_limit` leaves it; or why it may not run.
+Result<spidermonkey::WasmPlugin> read_wasm(const runtime::ProgramSpec& spec,
+                                           std::uint64_t memory_limit) {
   spidermonkey::WasmPlugin plugin;
   plugin.name = module_name(spec);
   std::ifstream in(spec.module, std::ios::binary);
-  if (!in) return {ProgramEnd::Kind::refusal, "its module " + plugin.name + " cannot be read", {}};
+  if (!in)
+    return make_error(platform::Errc::os_failure, "its module " + plugin.name + " cannot be read");
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  // Checked before anything of it is compiled; its memory gets the instance's limit as its
-  // maximum.
-  auto prepared = prepare_module(bytes.view(), channel.limits().memory_bytes / kWasmPageBytes,
+  auto prepared = prepare_module(bytes.view(), linear_memory_pages(memory_limit),
                                  spidermonkey::serves_wasm_import);
-  if (!prepared) return {ProgramEnd::Kind::refusal, prepared.error().message, {}};
+  if (!prepared) return prepared.error();
   plugin.bytes = std::move(prepared->bytes);
-  return spidermonkey::run_wasm(plugin, channel, SandboxProgram::stack_bytes(), compiled);
+  return plugin;
+}
+
+ProgramEnd run_wasm_instance(const runtime::ProgramSpec& spec, Channel& channel,
+                             spidermonkey::CompiledModules& compiled) {
+  auto plugin = read_wasm(spec, channel.limits().memory_bytes);
+  if (!plugin) return {ProgramEnd::Kind::refusal, plugin.error().message, {}};
+  return spidermonkey::run_wasm(*plugin, channel, SandboxProgram::stack_bytes(), compiled);
 }
 
 ProgramEnd run_instance(const Start& start) {
@@ -101,19 +109,27 @@ void* instance_main(void* arg) {
   return nullptr;
 }
 
-// What prepare()'s thread owns: the bundle's module compiled into the cache, nothing else.
+// What prepare()'s thread owns: the plugin's module, to compile into the factory's cache of
+// its kind, nothing else.
 struct Precompile {
   runtime::ProgramSpec spec;
   std::shared_ptr<InstanceThreads> threads;
   std::shared_ptr<spidermonkey::CompileCache> cache;
+  std::shared_ptr<spidermonkey::CompiledModules> compiled;
 };
 
 void* precompile_main(void* arg) {
   std::unique_ptr<Precompile> job(static_cast<Precompile*>(arg));
-  auto source = read_bundle(job->spec.module);
-  if (source && !refuse_old_sdk(*source))
-    spidermonkey::precompile(*source, module_name(job->spec), *job->cache,
-                             SandboxProgram::stack_bytes());
+  // What does not read, check or compile is left to the first instance, which says why.
+  if (job->spec.kind == runtime::RunKind::wasm) {
+    if (auto plugin = read_wasm(job->spec, job->spec.limits.memory_bytes))
+      spidermonkey::precompile_wasm(plugin->bytes, *job->compiled, SandboxProgram::stack_bytes());
+  } else {
+    auto source = read_bundle(job->spec.module);
+    if (source && !refuse_old_sdk(*source))
+      spidermonkey::precompile(*source, module_name(job->spec), *job->cache,
+                               SandboxProgram::stack_bytes());
+  }
   thread_ended(*job->threads);
   return nullptr;
 }
@@ -231,8 +247,6 @@ void SandboxProgram::decisions_held(std::size_t count) {
 SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor executor,
                                              std::filesystem::path cache_folder)
     : executor_(std::move(executor)),
-      engine_(spidermonkey::start_engine()),
-      watchdog_(std::make_shared<Watchdog>()),
       threads_(std::make_shared<InstanceThreads>()),
       cache_(std::make_shared<spidermonkey::CompileCache>(std::move(cache_folder))),
       compiled_(spidermonkey::make_compiled_modules()) {}
@@ -246,18 +260,26 @@ SandboxProgramFactory::~SandboxProgramFactory() {
 }
 
 bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
-  return engine_ && (kind == runtime::RunKind::js || kind == runtime::RunKind::wasm);
+  if (kind != runtime::RunKind::js && kind != runtime::RunKind::wasm) return false;
+  // The engine starts when a sandboxed plugin is first asked about: a host that runs processes
+  // only never starts it. On the host's thread, as every call here is.
+  if (!engine_) engine_ = spidermonkey::start_engine();
+  return *engine_;
 }
 
 std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return nullptr;
+  if (!watchdog_) watchdog_ = std::make_shared<Watchdog>();
   return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, cache_, compiled_);
 }
 
+spidermonkey::CompiledCounts SandboxProgramFactory::compiled_wasm() const {
+  return spidermonkey::counts_of(*compiled_);
+}
+
 void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
-  // run.js only: a wasm module compiles at its first start (engine.hpp, CompiledModules).
-  if (spec.kind != runtime::RunKind::js || !runs(spec.kind)) return;
-  auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_});
+  if (!runs(spec.kind)) return;
+  auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_, compiled_});
   if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0)
     (void)job.release();  // the thread's now; without a thread, the first instance compiles it
 }

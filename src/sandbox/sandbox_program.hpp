@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "base/lifeline.hpp"
 #include "runtime/program.hpp"
@@ -28,6 +29,7 @@ class Watchdog;
 namespace spidermonkey {
 class CompileCache;
 class CompiledModules;
+struct CompiledCounts;
 }  // namespace spidermonkey
 
 // The instance threads of one factory: counted, so that the factory's destructor gives those
@@ -73,14 +75,16 @@ class SandboxProgram final : public runtime::Program {
   std::shared_ptr<Channel> channel_;
 };
 
-// Runs RunKind::js and RunKind::wasm in the sandbox. Starts the engine once in the process (on
-// the thread that makes the first factory: the host's). Its destructor, at the host's end, waits
+// Runs RunKind::js and RunKind::wasm in the sandbox. Starts the engine once in the process, when
+// it is first asked whether it runs one of them (on the host's thread, where all its calls are
+// made): a host with no sandboxed plugin never starts it. Its destructor, at the host's end, waits
 // 2 s at most for the instances still ending.
 //
 // Compiled bundles are kept for its life and, when `cache_folder` is given (escouade-host: under
 // its data folder), on disk across runs (spidermonkey/engine.hpp, CompileCache); prepare(), when
-// a run.js plugin is loaded, compiles its bundle on a thread of its own. Compiled wasm modules
-// are kept in memory, so that a restart makes its instance from the compiled module.
+// a plugin is loaded, compiles its module on a thread of its own. Compiled wasm modules are kept
+// in memory only (the engine cannot write them), so that a restart makes its instance from the
+// compiled module.
 class SandboxProgramFactory final : public runtime::ProgramFactory {
  public:
   explicit SandboxProgramFactory(boost::asio::any_io_executor executor,
@@ -91,10 +95,12 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   void prepare(const runtime::ProgramSpec& spec) override;
   // How the modules its instances ran were found (compiled, from memory, from disk).
   const spidermonkey::CompileCache& compile_cache() const { return *cache_; }
+  // How its run.wasm instances' modules were found (compiled, made from one compiled before).
+  spidermonkey::CompiledCounts compiled_wasm() const;
 
  private:
   boost::asio::any_io_executor executor_;
-  bool engine_ = false;
+  mutable std::optional<bool> engine_;  // whether it started; unset until first asked
   std::shared_ptr<Watchdog> watchdog_;
   std::shared_ptr<InstanceThreads> threads_;
   std::shared_ptr<spidermonkey::CompileCache> cache_;

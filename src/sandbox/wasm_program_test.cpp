@@ -3,33 +3,19 @@
 // ESCOUADE_WASM_FIXTURES). The limits are the spec's own; no assertion is timed: the waits are
 // only safety nets.
 
-#include <gtest/gtest.h>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <chrono>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "sandbox/sandbox_program.hpp"
+#include "sandbox/channel.hpp"
+#include "sandbox/memory_account.hpp"
+#include "sandbox/sandbox_test_fixture.hpp"
+#include "sandbox/spidermonkey/engine.hpp"
 
 namespace escouade::sandbox {
 namespace {
 
-namespace asio = boost::asio;
-namespace json = boost::json;
-namespace fs = std::filesystem;
-using runtime::ProgramEnd;
-
 const fs::path kModules = ESCOUADE_WASM_FIXTURES;
 
-class WasmSandbox : public ::testing::Test {
+class WasmSandbox : public Sandbox {
  protected:
-  WasmSandbox() : factory_(io_.get_executor()) {}
-
+  // Starts `module` (under the wasm fixtures) as a run.wasm plugin.
   void start(const std::string& module, runtime::ProgramLimits limits = {}) {
     runtime::ProgramSpec spec;
     spec.limits = limits;
@@ -38,82 +24,16 @@ class WasmSandbox : public ::testing::Test {
     spec.folder = kModules;
     spec.module = kModules / module;
     ASSERT_TRUE(fs::exists(spec.module)) << spec.module;
-    ASSERT_TRUE(factory_.runs(runtime::RunKind::wasm));
-    out_.clear();
-    err_.clear();
-    end_.reset();
-    program_ = factory_.make(spec);
-    ASSERT_TRUE(program_);
-    runtime::ProgramEvents ev;
-    ev.output_line = [this](std::string_view l) { out_.emplace_back(l); };
-    ev.error_line = [this](std::string_view l) { err_.emplace_back(l); };
-    ev.exited = [this](const ProgramEnd& e) { end_ = e; };
-    ASSERT_TRUE(program_->start(std::move(ev)));
+    Sandbox::start(spec);
   }
-
-  void send(const json::value& message) { program_->write_line(json::serialize(message) + "\n"); }
+  // The modules read their params as an object.
   void call(int id, std::string_view method, json::value params = json::object{}) {
-    send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
-  }
-
-  template <class P>
-  bool run_until(P done, std::chrono::seconds safety = std::chrono::seconds(60)) {
-    const auto limit = std::chrono::steady_clock::now() + safety;
-    while (!done() && std::chrono::steady_clock::now() < limit) {
-      io_.restart();
-      io_.run_one_for(std::chrono::milliseconds(20));
-    }
-    return done();
-  }
-  // The first line of its output for which `match` holds, once it came.
-  template <class M>
-  std::optional<json::value> line_where(M match) {
-    std::optional<json::value> found;
-    run_until([&] {
-      for (const auto& l : out_) {
-        boost::system::error_code ec;
-        auto v = json::parse(l, ec);
-        if (!ec && v.is_object() && match(v.as_object())) {
-          found = v;
-          return true;
-        }
-      }
-      return end_.has_value();
-    });
-    return found;
-  }
-  std::optional<json::value> answer(int id) {
-    return line_where(
-        [&](const json::object& o) { return o.contains("id") && o.at("id") == json::value(id); });
-  }
-  // The result of call `id`, which must come.
-  json::value result(int id) {
-    auto a = answer(id);
-    EXPECT_TRUE(a) << "no answer to " << id;
-    if (!a || !a->as_object().contains("result")) return nullptr;
-    return a->at("result");
-  }
-  const ProgramEnd& ended() {
-    EXPECT_TRUE(run_until([&] { return end_.has_value(); }));
-    static const ProgramEnd none{ProgramEnd::Kind::no_room, "it did not end", {}};
-    return end_ ? *end_ : none;
-  }
-  bool err_has(std::string_view text) const {
-    for (const auto& l : err_)
-      if (l.find(text) != std::string::npos) return true;
-    return false;
+    Sandbox::call(id, method, std::move(params));
   }
   void handshake() {
     call(1, "initialize", json::object{{"protocolVersion", 1}});
     ASSERT_EQ(result(1).at("protocolVersion"), 1);
   }
-
-  asio::io_context io_;
-  SandboxProgramFactory factory_;
-  std::unique_ptr<runtime::Program> program_;
-  std::vector<std::string> out_;
-  std::vector<std::string> err_;
-  std::optional<ProgramEnd> end_;
 };
 
 TEST_F(WasmSandbox, AGoodPluginAnswersItsCallsAndKeepsItsState) {
@@ -162,11 +82,11 @@ TEST_F(WasmSandbox, ASleepLastsTenMillisecondsAtLeast) {
 }
 
 TEST_F(WasmSandbox, AMemoryWithNoMaximumGrowsToTheLimitAndNoFurther) {
-  start("echo.wasm");  // wasm-ld wrote no maximum: the sandbox set 64 MB
+  start("echo.wasm");  // wasm-ld wrote no maximum: the sandbox set one
   handshake();
   call(2, "test/grow");
   auto g = result(2);
-  EXPECT_EQ(g.at("pages"), 1024);  // memory.grow answered -1 there
+  EXPECT_EQ(g.at("pages"), 896);  // 56 MB, seven eighths of 64: memory.grow answered -1 there
   EXPECT_GT(g.at("grown").as_int64(), 0);
   call(3, "test/echo", 1);
   const json::value echo = result(3);  // and it runs on
@@ -176,9 +96,61 @@ TEST_F(WasmSandbox, AMemoryWithNoMaximumGrowsToTheLimitAndNoFurther) {
 
 TEST_F(WasmSandbox, GrowingPastTheLimitFailsInAModuleWithNoMaximumOrOneTooLarge) {
   start("grow_no_max.wasm");
-  EXPECT_EQ(ended().reason, "its instance exited with code 1024");
+  EXPECT_EQ(ended().reason, "its instance exited with code 896");
   start("grow_max_too_large.wasm");
-  EXPECT_EQ(ended().reason, "its instance exited with code 1024");
+  EXPECT_EQ(ended().reason, "its instance exited with code 896");
+}
+
+// Its linear memory and what the sandbox holds for it (here the 5 MiB request of an
+// escouade.call, parsed and written on its thread) count against the one limit of 64 MB.
+TEST_F(WasmSandbox, ItsLinearMemoryCountsWithWhatTheSandboxHoldsForIt) {
+  if (!memory::accounting())
+    GTEST_SKIP() << "built with AddressSanitizer: the sandbox's allocations are not charged";
+  start("echo.wasm");
+  handshake();
+  call(2, "test/heavycall", json::object{{"grow", false}});
+  send(json::object{{"jsonrpc", "2.0"}, {"id", "escouade.call/1"}, {"result", 1}});
+  const json::value small = result(2);  // a few MB of memory and a 5 MiB call: well within
+  ASSERT_TRUE(small.is_object()) << (end_ ? end_->reason : "no answer");
+  EXPECT_EQ(small.at("code"), 0);
+  call(3, "test/heavycall", json::object{{"grow", true}});  // 56 MB, then the call
+  EXPECT_EQ(ended().reason, "its instance ran past 64 MB of memory: Escouade stopped it");
+  EXPECT_FALSE(answer(3));
+}
+
+// While escouade.call waits for its answer, the lines that come stay in its input under the
+// input's bound: past 4 MiB, notifications are dropped as they would be while it computes,
+// and those kept are read after, in order.
+TEST_F(WasmSandbox, TheLinesThatComeWhileEscouadeCallWaitsAreBounded) {
+  start("echo.wasm");
+  handshake();
+  call(2, "test/call", json::object{{"q", 1}});
+  ASSERT_TRUE(line_where(
+      [](const json::object& o) { return o.contains("id") && o.at("id") == "escouade.call/1"; }));
+  const std::string fact = json::serialize(json::object{
+                               {"jsonrpc", "2.0"},
+                               {"method", "events/fact"},
+                               {"params", json::object{{"pad", std::string(64 * 1024, 'x')}}}}) +
+                           "\n";
+  constexpr int kFacts = 100;  // 6.4 MB
+  for (int i = 0; i < kFacts; ++i)
+    program_->write_droppable(fact);
+  EXPECT_TRUE(run_until([&] { return !full_.empty(); }));
+  send(json::object{{"jsonrpc", "2.0"}, {"id", "escouade.call/1"}, {"result", 1}});
+  send(json::object{{"jsonrpc", "2.0"}, {"id", "escouade.call/2"}, {"result", 2}});
+  const json::value r = result(2);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r.at("code"), 0);
+  EXPECT_EQ(r.at("answer"), 1);
+  call(3, "test/echo", 3);
+  const json::value echo = result(3);
+  ASSERT_TRUE(echo.is_object());
+  const auto facts = echo.at("facts").as_int64();
+  EXPECT_GT(facts, 0);
+  EXPECT_LT(facts, kFacts) << "some were dropped";
+  EXPECT_EQ(full_.size(), 1u) << "the host heard once that its input was full";
+  EXPECT_LE(facts * static_cast<std::int64_t>(fact.size()),
+            static_cast<std::int64_t>(Channel::kInputBacklog));
 }
 
 TEST_F(WasmSandbox, GuestPointersOutsideTheMemoryAreRefusedWithEfault) {
@@ -290,6 +262,25 @@ TEST_F(WasmSandbox, StopEndsAnInstanceWaitingForInput) {
   EXPECT_EQ(ended().reason, "stopped by Escouade");
 }
 
+TEST_F(WasmSandbox, LoadingCompilesTheModuleBeforeItsFirstInstance) {
+  runtime::ProgramSpec spec;
+  spec.kind = runtime::RunKind::wasm;
+  spec.folder = kModules;
+  spec.module = kModules / "echo.wasm";
+  factory_->prepare(spec);
+  ASSERT_TRUE(run_until([&] { return factory_->compiled_wasm().compiled == 1; }));
+  start("echo.wasm");
+  handshake();
+  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
+  EXPECT_EQ(factory_->compiled_wasm().reused, 1u);
+  // A module that does not load is left to its instance, which says why.
+  spec.module = kModules / "forbidden_import.wasm";
+  factory_->prepare(spec);
+  start("forbidden_import.wasm");
+  EXPECT_EQ(ended().kind, ProgramEnd::Kind::refusal);
+  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
+}
+
 TEST_F(WasmSandbox, ARestartMakesItsInstanceFromTheModuleCompiledBefore) {
   // The factory keeps what it compiled: the second instance is made from it, and is a new one.
   start("echo.wasm");
@@ -302,6 +293,8 @@ TEST_F(WasmSandbox, ARestartMakesItsInstanceFromTheModuleCompiledBefore) {
   handshake();
   call(2, "test/echo", 1);
   EXPECT_EQ(result(2).at("calls"), 2);
+  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
+  EXPECT_EQ(factory_->compiled_wasm().reused, 1u);
 }
 
 struct Refused {
@@ -329,8 +322,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "its module imports (\"wasi_snapshot_preview1\", \"path_open\"), which the "
                 "sandbox does not serve: only its WASI subset and escouade.call "
                 "(docs/sandbox.md)"},
+        Refused{"wrong_signature.wasm",
+                "its module imports (\"wasi_snapshot_preview1\", \"fd_write\") as (i32, i32) -> "
+                "i32, but the sandbox serves it as (i32, i32, i32, i32) -> i32"},
         Refused{"initial_too_large.wasm",
-                "its module asks for 125 MB of memory at its start, past the limit of 64 MB"},
+                "its module asks for 125 MB of memory at its start, past the 56 MB its linear "
+                "memory may have"},
         Refused{"no_start.wasm",
                 "its module exports no function \"_start\": a run.wasm plugin is a WASI command "
                 "(a main, built with --target=wasm32-wasi)"}),

@@ -3,6 +3,7 @@
 #include "sandbox/spidermonkey/context.hpp"
 
 #include <js/BuildId.h>
+#include <js/ErrorReport.h>
 #include <js/Initialization.h>
 #include <pthread.h>
 
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
 
 namespace escouade::sandbox::spidermonkey {
@@ -83,6 +85,26 @@ InstanceContext::~InstanceContext() {
   JS_DestroyContext(cx_);
   memory::close(account_);
   --g_instances;
+}
+
+std::string describe(JSContext* cx, const JS::ExceptionStack& stack, bool with_place) {
+  JS::ErrorReportBuilder report(cx);
+  if (!report.init(cx, stack, JS::ErrorReportBuilder::WithSideEffects)) {
+    JS_ClearPendingException(cx);
+    return "an error that cannot be told";
+  }
+  std::string out = report.toStringResult() ? report.toStringResult().c_str() : "an error";
+  const JSErrorReport* r = report.report();
+  if (with_place && r && compat::file_of(r) && *compat::file_of(r))
+    out += std::string(" (") + compat::file_of(r) + ":" + std::to_string(r->lineno) + ")";
+  return out;
+}
+
+std::string describe_pending(JSContext* cx, bool with_place) {
+  JS::ExceptionStack stack(cx);
+  if (!JS_IsExceptionPending(cx) || !JS::StealPendingExceptionStack(cx, &stack))
+    return "an error that cannot be told";
+  return describe(cx, stack, with_place);
 }
 
 }  // namespace escouade::sandbox::spidermonkey

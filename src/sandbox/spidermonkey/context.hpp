@@ -1,13 +1,15 @@
 #pragma once
 
 // What a run.js and a run.wasm instance share of the engine: the process-wide start (JS_Init,
-// the parent context) and an instance's own child context. Engine-internal: included by this
-// folder's files only, after jsapi.h.
+// the parent context), an instance's own child context, and how an exception is told.
+// Engine-internal: included by this folder's files only, after jsapi.h.
 
+#include <js/Exception.h>
 #include <jsapi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "sandbox/memory_account.hpp"
 
@@ -43,5 +45,11 @@ class InstanceContext {
   bool engine_ = false;
   memory::Account account_ = 0;
 };
+
+// The engine's words for an exception: "Error: boom", then " (dist/plugin.mjs:3)" when
+// `with_place` and the report names a file (run.js; a wasm trap is told without it).
+std::string describe(JSContext* cx, const JS::ExceptionStack& stack, bool with_place);
+// The pending exception, taken and described so; "an error that cannot be told" without one.
+std::string describe_pending(JSContext* cx, bool with_place);
 
 }  // namespace escouade::sandbox::spidermonkey

@@ -2,7 +2,7 @@
 // escouade.call import"). The request goes out on the protocol like any line the plugin
 // writes, with an id of the form "escouade.call/<n>" that the plugin's own ids must not take;
 // the instance's thread then waits, outside any turn, for the line that answers it. Lines that
-// come meanwhile are kept, in order, for fd_read.
+// come meanwhile stay in the instance's input, in order, for fd_read.
 //
 //   call(method, method_len, params, params_len, answer, answer_cap, answer_len) -> i32
 //
@@ -108,19 +108,15 @@ bool native_escouade_call(JSContext* cx, unsigned argc, JS::Value* vp) {
   g.kept_answer.reset();  // a new call forgets an answer never taken
   g.channel.write_out(line);
 
+  // It waits for its answer alone: the lines that come meanwhile stay in its input, in order
+  // and under the input's bound, for fd_read to give after.
   json::value answer;
-  for (;;) {
-    g.turn_pauses();
-    std::optional<std::string> next = g.channel.next_input();
-    g.turn_resumes();
-    if (g.channel.stop_cause() != StopCause::none) return false;  // the guest unwinds
-    if (!next) {
-      g.input_ended = true;
-      return returns(args, kNoAnswer);
-    }
-    if (answers(*next, id, answer)) break;
-    g.kept.push_back(std::move(*next));
-  }
+  g.turn_pauses();
+  std::optional<std::string> got =
+      g.channel.next_input_where([&](std::string_view l) { return answers(l, id, answer); });
+  g.turn_resumes();
+  if (g.channel.stop_cause() != StopCause::none) return false;  // the guest unwinds
+  if (!got) return returns(args, kNoAnswer);
   const json::object& o = answer.as_object();
   if (const json::value* result = o.if_contains("result")) {
     g.kept_answer = json::serialize(*result);

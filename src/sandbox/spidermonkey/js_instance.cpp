@@ -251,30 +251,10 @@ void on_rejection(JSContext* cx, bool, JS::HandleObject promise,
     }
 }
 
-// "Error: boom (dist/plugin.mjs:3)", from an exception stack.
-std::string describe(JSContext* cx, const JS::ExceptionStack& stack) {
-  JS::ErrorReportBuilder report(cx);
-  if (!report.init(cx, stack, JS::ErrorReportBuilder::WithSideEffects)) {
-    JS_ClearPendingException(cx);
-    return "an error that cannot be told";
-  }
-  std::string out = report.toStringResult() ? report.toStringResult().c_str() : "an error";
-  if (const JSErrorReport* r = report.report(); r && compat::file_of(r) && *compat::file_of(r))
-    out += std::string(" (") + compat::file_of(r) + ":" + std::to_string(r->lineno) + ")";
-  return out;
-}
-
-std::string describe_pending(JSContext* cx) {
-  JS::ExceptionStack stack(cx);
-  if (!JS_IsExceptionPending(cx) || !JS::StealPendingExceptionStack(cx, &stack))
-    return "an error that cannot be told";
-  return describe(cx, stack);
-}
-
 std::string describe_value(JSContext* cx, JS::HandleValue v) {
   JS::RootedObject none(cx);
   JS::ExceptionStack stack(cx, v, none);
-  return describe(cx, stack);
+  return describe(cx, stack, true);
 }
 
 JSObject* compile_module(JSContext* cx, std::string_view source, const char* name) {
@@ -312,11 +292,11 @@ std::optional<ProgramEnd> check_imports(JSContext* cx, JS::HandleObject module,
   JS::RootedObject requests(cx, JS::GetRequestedModules(cx, module));
   uint32_t count = 0;
   if (!requests || !JS::GetArrayLength(cx, requests, &count))
-    return crash("its instance crashed: " + describe_pending(cx));
+    return crash("its instance crashed: " + describe_pending(cx, true));
   JS::RootedValue request(cx);
   for (uint32_t i = 0; i < count; ++i) {
     if (!JS_GetElement(cx, requests, i, &request))
-      return crash("its instance crashed: " + describe_pending(cx));
+      return crash("its instance crashed: " + describe_pending(cx, true));
     const std::string specifier = utf8(cx, JS::GetRequestedModuleSpecifier(cx, request));
     if (specifier == "node:fs" || specifier == "node:readline") continue;
     uint32_t line = 0;
@@ -334,7 +314,7 @@ std::optional<ProgramEnd> check_exports(JSContext* cx, JS::HandleObject module) 
   JS::RootedObject ns(cx, JS::GetModuleNamespace(cx, module));
   JS::RootedIdVector ids(cx);
   if (!ns || !js::GetPropertyKeys(cx, ns, JSITER_OWNONLY | JSITER_HIDDEN, &ids))
-    return crash("its instance crashed: " + describe_pending(cx));
+    return crash("its instance crashed: " + describe_pending(cx, true));
   if (ids.empty()) return std::nullopt;
   JS::RootedValue key(cx);
   std::string first;
@@ -356,7 +336,7 @@ ProgramEnd failed(Instance& in) {
     return crash("its instance exited with code " + std::to_string(*in.exit_code));
   }
   if (!JS_IsExceptionPending(cx)) return crash("its instance crashed: an uncatchable error");
-  return crash("its instance crashed: " + describe_pending(cx));
+  return crash("its instance crashed: " + describe_pending(cx, true));
 }
 
 // After each turn: a stop asked meanwhile, or a rejection no handler took, ends it.
@@ -382,7 +362,8 @@ std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promi
 // is the stop's end, not a fault of the prelude), or a fault of ours.
 ProgramEnd prelude_failed(Instance& in) {
   if (in.channel.stop_cause() != StopCause::none) return failed(in);
-  return crash("its instance could not start: the prelude failed: " + describe_pending(in.cx));
+  return crash("its instance could not start: the prelude failed: " +
+               describe_pending(in.cx, true));
 }
 
 bool call_feed(Instance& in, JS::HandleValue arg) {
@@ -405,7 +386,7 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
   JS::RootedObject module(cx, cached_module(cx, cache, bundle.source, bundle.name));
   if (!module) {
     if (in.channel.stop_cause() != StopCause::none) return failed(in);
-    return refusal("its bundle does not compile: " + describe_pending(cx));
+    return refusal("its bundle does not compile: " + describe_pending(cx, true));
   }
   if (auto refused = check_imports(cx, module, bundle.name)) return *refused;
 
@@ -443,7 +424,7 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
 
   if (!compat::link_module(cx, module)) {
     if (in.channel.stop_cause() != StopCause::none) return failed(in);
-    return refusal("its bundle cannot be linked: " + describe_pending(cx));
+    return refusal("its bundle cannot be linked: " + describe_pending(cx, true));
   }
   if (auto refused = check_exports(cx, module)) return *refused;
 

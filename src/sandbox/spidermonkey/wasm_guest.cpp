@@ -30,6 +30,8 @@ void WasmGuest::turn_pauses() {
   channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
   channel.wasm_memory_bytes(memory_now().size);
   channel.turn_ends();
+  // Past its limit it stops here: the wait that follows returns at once and the guest unwinds.
+  channel.check_memory();
 }
 
 void WasmGuest::turn_resumes() {
@@ -38,11 +40,6 @@ void WasmGuest::turn_resumes() {
 
 std::optional<std::string> WasmGuest::next_line(bool& stopped) {
   stopped = false;
-  if (!kept.empty()) {
-    std::string line = std::move(kept.front());
-    kept.pop_front();
-    return line;
-  }
   if (input_ended) return std::nullopt;
   turn_pauses();
   std::optional<std::string> line = channel.next_input();

@@ -1,7 +1,7 @@
 #pragma once
 
 // What a run.wasm instance's natives share, on the instance's thread: the guest's memory, its
-// input as fd_read gives it, the lines kept while escouade.call waited, how it exited.
+// input as fd_read gives it, escouade.call's answer kept for a larger buffer, how it exited.
 // Engine-internal: included by this folder's files only.
 
 #include <js/Conversions.h>
@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,7 +63,6 @@ struct WasmGuest {
   std::string input;                      // the line fd_read is giving, from `input_at` on
   std::size_t input_at = 0;
   bool input_ended = false;
-  std::deque<std::string> kept;            // lines that came while escouade.call waited
   std::optional<std::string> kept_answer;  // an answer its buffer was too small for
   std::int32_t kept_code = 0;
   std::uint64_t calls = 0;  // escouade.call's requests, for their ids
@@ -72,9 +70,9 @@ struct WasmGuest {
   // The memory now; empty before the instance exists (a start function) or when it cannot be
   // read.
   GuestMemory memory_now();
-  // The next line of its input ('\n' included): a kept one, else from the channel, waiting for
-  // it outside any turn (no CPU charged). nullopt at the end of its input; `stopped` when it
-  // must stop (the native then returns false: the guest unwinds).
+  // The next line of its input ('\n' included) from the channel, waiting for it outside any turn
+  // (no CPU charged). nullopt at the end of its input; `stopped` when it must stop (the native then
+  // returns false: the guest unwinds).
   std::optional<std::string> next_line(bool& stopped);
   // A wait outside the guest's turn: the turn ends before it and begins again after it, and the
   // host's view of its memory is brought up to date.

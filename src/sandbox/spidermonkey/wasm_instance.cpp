@@ -30,25 +30,38 @@ namespace escouade::sandbox::spidermonkey {
 
 class CompiledModules {
  public:
-  RefPtr<JS::WasmModule> find(const std::string& bytes) {
+  // The module compiled from `bytes`, counted as reused when `reuse`.
+  RefPtr<JS::WasmModule> find(const std::string& bytes, bool reuse) {
     std::lock_guard lock(mutex_);
     auto it = modules_.find(bytes);
-    return it == modules_.end() ? nullptr : it->second;
+    if (it == modules_.end()) return nullptr;
+    if (reuse) ++counts_.reused;
+    return it->second;
   }
   void keep(const std::string& bytes, RefPtr<JS::WasmModule> module) {
     std::lock_guard lock(mutex_);
+    ++counts_.compiled;
     modules_.emplace(bytes, std::move(module));
+  }
+  CompiledCounts counts() const {
+    std::lock_guard lock(mutex_);
+    return counts_;
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   // Keyed by the very bytes compiled (their hash picks the bucket; equality is exact). The
   // engine's modules are reference-counted atomically and may be released on any thread.
   std::unordered_map<std::string, RefPtr<JS::WasmModule>> modules_;
+  CompiledCounts counts_;
 };
 
 std::shared_ptr<CompiledModules> make_compiled_modules() {
   return std::make_shared<CompiledModules>();
+}
+
+CompiledCounts counts_of(const CompiledModules& modules) {
+  return modules.counts();
 }
 
 namespace {
@@ -60,19 +73,6 @@ ProgramEnd crash(std::string reason) {
 }
 ProgramEnd refusal(std::string reason) {
   return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
-}
-
-// "RuntimeError: unreachable executed", from the pending exception.
-std::string pending_error(JSContext* cx) {
-  JS::ExceptionStack stack(cx);
-  if (!JS_IsExceptionPending(cx) || !JS::StealPendingExceptionStack(cx, &stack))
-    return "an error that cannot be told";
-  JS::ErrorReportBuilder report(cx);
-  if (!report.init(cx, stack, JS::ErrorReportBuilder::WithSideEffects)) {
-    JS_ClearPendingException(cx);
-    return "an error that cannot be told";
-  }
-  return report.toStringResult() ? report.toStringResult().c_str() : "an error";
 }
 
 // How a call into the guest that returned false ends the instance.
@@ -87,7 +87,7 @@ ProgramEnd failed(WasmGuest& g) {
     return crash("its instance exited with code " + std::to_string(*g.exit_code));
   }
   if (!JS_IsExceptionPending(cx)) return crash("its instance crashed: an uncatchable error");
-  return crash("its instance crashed: " + pending_error(cx));
+  return crash("its instance crashed: " + describe_pending(cx, false));
 }
 
 bool on_interrupt(JSContext* cx) {
@@ -111,7 +111,7 @@ bool property(JSContext* cx, JS::HandleObject of, const char* name, JS::MutableH
 // The compiled module: made again from the factory's, or compiled now and kept there.
 JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes,
                     CompiledModules& compiled) {
-  if (RefPtr<JS::WasmModule> known = compiled.find(bytes)) return known->createObject(cx);
+  if (RefPtr<JS::WasmModule> known = compiled.find(bytes, true)) return known->createObject(cx);
   JS::RootedObject buffer(cx, JS::NewArrayBuffer(cx, bytes.size()));
   if (!buffer) return nullptr;
   {
@@ -141,7 +141,7 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
   JS::RootedObject module(cx, module_of(cx, webassembly, bytes, compiled));
   if (!module) {
     if (g.channel.stop_cause() != StopCause::none) return failed(g);
-    return refusal("its module does not compile: " + pending_error(cx));
+    return refusal("its module does not compile: " + describe_pending(cx, false));
   }
 
   JS::RootedObject imports(cx, JS_NewPlainObject(cx));
@@ -180,7 +180,34 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
   return crash("its instance exited with code 0");
 }
 
+// A global of its own: no shared memory, no atomics, so a shared wasm memory cannot even be made.
+JSObject* new_global(JSContext* cx) {
+  static const JSClass global_class = {
+      "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+  JS::RealmOptions options;
+  options.creationOptions()
+      .setSharedMemoryAndAtomicsEnabled(false)
+      .setDefineSharedArrayBufferConstructor(false);
+  return JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options);
+}
+
 }  // namespace
+
+void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::size_t stack_bytes) {
+  if (compiled.find(bytes, false)) return;
+  InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
+  JSContext* cx = context.get();
+  if (!cx) return;
+  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
+  if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) return;
+  JS::RootedObject global(cx, new_global(cx));
+  if (!global) return;
+  JSAutoRealm realm(cx, global);
+  JS::RootedObject webassembly(cx);
+  if (property(cx, global, "WebAssembly", &webassembly) && webassembly)
+    (void)module_of(cx, webassembly, bytes, compiled);
+  JS_ClearPendingException(cx);
+}
 
 ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stack_bytes,
                     CompiledModules& compiled) {
@@ -201,15 +228,7 @@ ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stac
       JS_AddInterruptCallback(cx, on_interrupt);
       JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
       channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
-      static const JSClass global_class = {
-          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
-      JS::RealmOptions options;
-      // No shared memory, no atomics: a shared wasm memory cannot even be made.
-      options.creationOptions()
-          .setSharedMemoryAndAtomicsEnabled(false)
-          .setDefineSharedArrayBufferConstructor(false);
-      JS::RootedObject global(
-          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+      JS::RootedObject global(cx, new_global(cx));
       if (!global) {
         end = channel.stop_cause() != StopCause::none
                   ? failed(guest)
