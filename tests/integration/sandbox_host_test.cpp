@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "base/temp_dir.hpp"
 #include "host/host.hpp"
@@ -370,6 +372,40 @@ TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
   auto shut = host.call("host/shutdown", json::object{});
   EXPECT_TRUE(shut.ok()) << shut.error_message;
   EXPECT_EQ(host.wait_exit(), 0);
+}
+
+// The names of escouade-host's threads now.
+std::vector<std::string> thread_names(pid_t pid) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.push_back(name);
+  }
+  return names;
+}
+bool has_engine_threads(pid_t pid) {
+  const auto names = thread_names(pid);
+  return std::find(names.begin(), names.end(), "JS Helper") != names.end();
+}
+
+// The engine (and its helper threads) starts with the first sandboxed plugin: a host that runs
+// processes only never starts it.
+TEST(SandboxEscouadeHost, TheEngineStartsOnlyWithTheFirstSandboxedPlugin) {
+  HostClient host;
+  auto process = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.process-only"}));
+  auto echo = host.call_plugin(process, "test/echo", json::object{{"n", 1}});
+  EXPECT_EQ(echo, (json::object{{"n", 1}}));
+  EXPECT_FALSE(thread_names(host.pid()).empty());
+  EXPECT_FALSE(has_engine_threads(host.pid()));
+  const fs::path folder = host.plugins_dir() / "echo";
+  fs::copy(kFixtures / "echo", folder, fs::copy_options::recursive);
+  auto id = host.load_and_enable(folder);
+  EXPECT_TRUE(eventually([&] { return has_engine_threads(host.pid()); }));
+  auto js = host.call_plugin(id, "test/echo", json::object{{"n", 2}});
+  EXPECT_EQ(js.at("echo"), (json::object{{"n", 2}}));
 }
 
 TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
