@@ -12,7 +12,8 @@
 //   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
 //           plugin's permissions/decide round trip through host.call (the floor of a decision)
 //   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
-//           sandbox beside the same plugin as a process (host_bench_sandbox.cpp)
+//           sandbox beside the same plugin as a process, a large bundle's cold start, and the
+//           guard example as run.wasm beside its process build (host_bench_sandbox.cpp)
 //   malloc  the memory account's cost per malloc/free pair, beside glibc's own
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json and bench_floors, run
 // beside it (bench/run.sh prints the ratios). The app's side is in host_bench_app.cpp.

@@ -47,6 +47,7 @@ struct Recording final : escouade::runtime::ProgramFactory {
     made.push_back(p.get());
     return p;
   }
+  void prepare(const escouade::runtime::ProgramSpec& spec) override { inner.prepare(spec); }
   escouade::runtime::ProgramFactory& inner;
   std::vector<escouade::runtime::Program*> made;
 };
@@ -109,8 +110,10 @@ struct Rig {
 
 // A run.js plugin folder under g_root: bench/plugins/echo.mjs, which answers as the fixture
 // plugin's good mode does (test/echo gives its params back, permissions/decide allows).
-// `tail`, when given, is appended as a comment: another bundle, the same plugin.
-std::filesystem::path make_js_plugin(const std::string& id, const std::string& tail = {});
+// `tail`, when given, is appended as a comment: another bundle, the same plugin; `functions`
+// more functions (about 120 bytes each, none of which runs) make it a large bundle.
+std::filesystem::path make_js_plugin(const std::string& id, const std::string& tail = {},
+                                     int functions = 0);
 
 // The sandbox beside processes: calls, decisions, cold starts, idle memory
 // (host_bench_sandbox.cpp), and the memory account's cost per allocation.

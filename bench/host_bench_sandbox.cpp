@@ -7,6 +7,10 @@
 //   memory per idle instance: what each of 20 running, idle instances holds by its own account
 //     (memory_bytes(): its GC heap and its malloc'd blocks), and the host's resident memory
 //     that 20 more instances add
+//   a large bundle (echo.mjs and ~1 MB of functions): cold start cached and compiled
+//   run.wasm: the guard example as a process and as run.wasm (the same sources): a decision's
+//     round trip, p50/p99; cold start with its module compiled before (in memory), and the
+//     time compiling its plugin.wasm takes at load
 // and the memory account's cost: a malloc/free pair of 64 bytes by glibc itself, through the
 // replacement on a thread without an account, and charged to an account.
 
@@ -22,6 +26,7 @@
 
 #include "host_bench.hpp"
 #include "sandbox/memory_account.hpp"
+#include "sandbox/spidermonkey/engine.hpp"
 
 extern "C" {
 void* __libc_malloc(std::size_t);
@@ -34,11 +39,19 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-fs::path make_js_plugin(const std::string& id, const std::string& tail) {
+fs::path make_js_plugin(const std::string& id, const std::string& tail, int functions) {
   fs::path dir = g_root / id;
   fs::create_directories(dir);
   fs::copy_file(ESCOUADE_BENCH_JS_PLUGIN, dir / "plugin.mjs", fs::copy_options::overwrite_existing);
-  if (!tail.empty()) std::ofstream(dir / "plugin.mjs", std::ios::app) << "// " << tail << "\n";
+  {
+    std::ofstream bundle(dir / "plugin.mjs", std::ios::app);
+    if (!tail.empty()) bundle << "// " << tail << "\n";
+    // The size of a bundled app: functions the engine parses, none of which runs.
+    if (functions > 0) bundle << "const table = [];\n";
+    for (int i = 0; i < functions; ++i)
+      bundle << "table.push(function f" << i << "(a, b) { const s = { i: " << i
+             << ", a, b }; if (a > b) { return [s.i, a - b, String(a)]; } return s; });\n";
+  }
   std::ofstream(dir / "escouade-plugin.json")
       << R"({"id":")" << id
       << R"(","version":"1.0.0","name":"bench","run":{"js":"plugin.mjs"},)"
@@ -82,15 +95,18 @@ void print_pair(const char* what, const std::vector<double>& process,
       pct(sandbox, 0.99));
 }
 
-// `starts` cold starts; `between(i)` runs before each (a bundle changed: compiled again).
+// `starts` cold starts, each timed from the call of `method` that starts the plugin to its
+// answer; `between(i)` runs before each (a bundle changed: compiled again).
 std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path& folder, int starts,
-                                const std::function<void(int)>& between = nullptr) {
+                                const std::function<void(int)>& between = nullptr,
+                                const std::string& method = "test/echo",
+                                const json::value& params = json::object{}) {
   std::vector<double> ms;
   for (int i = 0; i < starts; ++i) {
     if (between) between(i);
     (void)rig.host->load(folder);  // a fresh supervisor: idle, nothing runs
     const auto a = Clock::now();
-    rig.call(id, "test/echo", json::object{});  // starts it: instance, initialize, one call
+    rig.call(id, method, params);  // starts it: instance, initialize, one call
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
     (void)rig.host->disable(id, "p1");
     (void)rig.host->enable(id, host::Project{"p1", "billing", false, {}});
@@ -131,6 +147,80 @@ void idle_memory(int instances) {
       static_cast<double>(after - before) / instances);
 }
 
+// A bundle of ~1 MB: what the compile cache saves shows on it.
+void large_bundle(int starts) {
+  constexpr int kFunctions = 8000;
+  Rig rig;
+  const std::string id = "dev.bench.large.js";
+  const fs::path folder = make_js_plugin(id, {}, kFunctions);
+  const auto bytes = fs::file_size(folder / "plugin.mjs");
+  rig.add_folder(id, folder);
+  rig.call(id, "test/echo", json::object{});  // compiled once, then from the cache
+  const auto cached_ms = cold_starts(rig, id, folder, starts);
+  const auto compiled_ms = cold_starts(rig, id, folder, starts, [&](int i) {
+    make_js_plugin(id, "changed " + std::to_string(i), kFunctions);
+  });
+  std::printf(
+      "{\"bench\":\"sandbox_large_bundle\",\"bundle_kb\":%.0f,\"starts\":%d,"
+      "\"cached_p50_ms\":%.2f,\"cached_p99_ms\":%.2f,\"compiled_p50_ms\":%.2f,"
+      "\"compiled_p99_ms\":%.2f}\n",
+      static_cast<double>(bytes) / 1024.0, starts, pct(cached_ms, 0.5), pct(cached_ms, 0.99),
+      pct(compiled_ms, 0.5), pct(compiled_ms, 0.99));
+}
+
+// The guard example's folder (the process, or the run.wasm build of the same sources) copied
+// under g_root, so that its journal and data stay the bench's.
+fs::path guard_folder(const fs::path& built, const std::string& name) {
+  const fs::path dir = g_root / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(built))
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), dir / entry.path().filename());
+  return dir;
+}
+
+void wasm_guard(int iterations, int starts) {
+  const std::string id = "dev.example.guard";
+  const json::value d = decide_params();
+  std::vector<double> proc_decide, wasm_decide, proc_ms, wasm_ms, compile_ms;
+  {
+    Rig rig;
+    const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD, "guard-process");
+    rig.add_folder(id, folder);
+    proc_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+    proc_ms = cold_starts(rig, id, folder, starts, nullptr, "permissions/decide", d);
+  }
+  {
+    Rig rig;
+    const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD_WASM, "guard-wasm");
+    rig.add_folder(id, folder);
+    wasm_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+    // Its module was compiled at load (or by its first instance): each start takes it from
+    // memory.
+    wasm_ms = cold_starts(rig, id, folder, starts, nullptr, "permissions/decide", d);
+  }
+  for (int i = 0; i < starts; ++i) {
+    // Loading it in a new host compiles plugin.wasm on a thread of its own: timed until the
+    // factory holds it.
+    Rig rig;
+    const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD_WASM, "guard-wasm");
+    const auto a = Clock::now();
+    (void)rig.host->load(folder);
+    while (rig.sandboxed.compiled_wasm().compiled == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    compile_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+  }
+  print_pair("wasm_decide", proc_decide, wasm_decide);
+  std::printf(
+      "{\"bench\":\"sandbox_wasm_cold_start\",\"starts\":%d,\"process_p50_ms\":%.2f,"
+      "\"process_p99_ms\":%.2f,\"wasm_p50_ms\":%.2f,\"wasm_p99_ms\":%.2f,"
+      "\"compile_at_load_p50_ms\":%.2f,\"wasm_kb\":%.0f}\n",
+      starts, pct(proc_ms, 0.5), pct(proc_ms, 0.99), pct(wasm_ms, 0.5), pct(wasm_ms, 0.99),
+      pct(compile_ms, 0.5),
+      static_cast<double>(fs::file_size(fs::path(ESCOUADE_BENCH_GUARD_WASM) / "plugin.wasm")) /
+          1024.0);
+}
+
 }  // namespace
 
 void bench_sandbox(int iterations) {
@@ -167,6 +257,8 @@ void bench_sandbox(int iterations) {
         pct(compiled_ms, 0.5), pct(compiled_ms, 0.99));
   }
   idle_memory(20);
+  large_bundle(20);
+  wasm_guard(iterations, 20);
 }
 
 void bench_malloc_account(int pairs) {

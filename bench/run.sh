@@ -129,6 +129,11 @@ a decision of one run.js plugin, p50 (floor: as a process)|"bench":"sandbox_deci
 a decision of one run.js plugin, p99 (floor: as a process)|"bench":"sandbox_decide",|process_p99_us|"bench":"sandbox_decide",|sandbox_p99_us|time|—
 cold start of a run.js instance, its bundle cached, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|—
 cold start of a run.js instance, its bundle compiled, p50 (floor: as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|compiled_p50_ms|diff|—
+cold start of a run.js instance of a ~1 MB bundle, cached (floor: compiled)|"bench":"sandbox_large_bundle",|compiled_p50_ms|"bench":"sandbox_large_bundle",|cached_p50_ms|diff|—
+a decision of the guard as run.wasm, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|—
+a decision of the guard as run.wasm, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|sandbox_p99_us|time|—
+cold start of the guard as run.wasm, compiled before, p50 (floor: as a process)|"bench":"sandbox_wasm_cold_start",|process_p50_ms|"bench":"sandbox_wasm_cold_start",|wasm_p50_ms|diff|—
+compiling the guard's plugin.wasm at load, p50 (floor: its cold start as a process)|"bench":"sandbox_wasm_cold_start",|process_p50_ms|"bench":"sandbox_wasm_cold_start",|compile_at_load_p50_ms|diff|—
 malloc/free of 64 B charged to an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_charged_ns|time|—
 malloc/free of 64 B on a thread without an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_no_account_ns|time|—
 EOF
