@@ -342,13 +342,58 @@ constinit const std::string_view kUrlPart = R"JS(
       this._url = parseUrl(String(value), undefined);
       if (this._params) this._params._pairs = parsePairs(this._url.query || '');
     }
+    // The setters do what the standard's do for the URLs this parser reads: a value they cannot
+    // take leaves the URL as it was, without an error.
     get protocol() { return this._url.protocol; }
+    set protocol(value) {
+      const m = /^([A-Za-z][A-Za-z0-9+.-]*)(:|$)/.exec(String(value));
+      if (!m) return;
+      const u = this._url;
+      const protocol = m[1].toLowerCase() + ':';
+      // Special and not special do not trade places, nor does file: with a port or a user.
+      if (isSpecial(protocol) !== isSpecial(u.protocol)) return;
+      if (protocol === 'file:' && (u.port !== '' || u.username !== '' || u.password !== ''))
+        return;
+      if (u.protocol === 'file:' && u.hostname === '' && protocol !== 'file:') return;
+      u.protocol = protocol;
+      if (kDefaultPorts[protocol] === u.port) u.port = '';
+    }
     get username() { return this._url.username; }
+    set username(value) {
+      if (this._noCredentials()) return;
+      this._url.username = encodeSet(String(value), kUserinfoSet);
+    }
     get password() { return this._url.password; }
+    set password(value) {
+      if (this._noCredentials()) return;
+      this._url.password = encodeSet(String(value), kUserinfoSet);
+    }
     get host() { return this._url.hostname + (this._url.port !== '' ? ':' + this._url.port : ''); }
+    set host(value) { this._setHost(String(value), true); }
     get hostname() { return this._url.hostname; }
+    set hostname(value) { this._setHost(String(value), false); }
     get port() { return this._url.port; }
+    set port(value) {
+      const u = this._url;
+      if (!u.hasHost || u.hostname === '' || u.protocol === 'file:') return;
+      const s = String(value).replace(/[\t\n\r]/g, '');
+      if (s === '') {
+        u.port = '';
+        return;
+      }
+      const digits = /^[0-9]+/.exec(s);
+      if (!digits || Number(digits[0]) > 65535) return;
+      u.port = String(Number(digits[0]));
+      if (isSpecial(u.protocol) && kDefaultPorts[u.protocol] === u.port) u.port = '';
+    }
     get pathname() { return pathnameOf(this._url); }
+    set pathname(value) {
+      const u = this._url;
+      if (typeof u.path === 'string') return;  // an opaque path is not set
+      let s = String(value).replace(/[\t\n\r]/g, '');
+      if (isSpecial(u.protocol)) s = s.replace(/\\/g, '/');
+      u.path = resolvePath(splitPath(s));
+    }
     get search() { return this._url.query ? '?' + this._url.query : ''; }
     set search(value) {
       const s = String(value);
@@ -381,7 +426,38 @@ constinit const std::string_view kUrlPart = R"JS(
     }
     toString() { return this.href; }
     toJSON() { return this.href; }
+    _noCredentials() {
+      const u = this._url;
+      return !u.hasHost || u.hostname === '' || u.protocol === 'file:';
+    }
+    // host (with its port, when `withPort`) or hostname: what comes before '/', '?' or '#'.
+    _setHost(value, withPort) {
+      const u = this._url;
+      if (typeof u.path === 'string') return;
+      const special = isSpecial(u.protocol);
+      let text = value.replace(/[\t\n\r]/g, '');
+      if (special) text = text.replace(/\\/g, '/');
+      text = text.split(/[/?#]/)[0];
+      let port = null;
+      const colon = text.startsWith('[') ? text.indexOf(':', text.indexOf(']')) : text.indexOf(':');
+      if (colon >= 0) {
+        if (!withPort) return;  // hostname takes no port: the URL stays as it was
+        const digits = /^[0-9]*/.exec(text.slice(colon + 1))[0];
+        if (digits !== '' && Number(digits) <= 65535) port = String(Number(digits));
+        text = text.slice(0, colon);
+        if (text === '') return;
+      }
+      if (text === '' && special && u.protocol !== 'file:') return;
+      let hostname;
+      try { hostname = parseHost(text, special, value); } catch (e) { return; }
+      if (u.protocol === 'file:' && hostname === 'localhost') hostname = '';
+      u.hostname = hostname;
+      u.hasHost = true;
+      if (port !== null) u.port = special && kDefaultPorts[u.protocol] === port ? '' : port;
+    }
   }
+  for (const name of ['_noCredentials', '_setHost'])
+    Object.defineProperty(URL.prototype, name, { enumerable: false });
 )JS";
 
 }  // namespace escouade::sandbox::spidermonkey
