@@ -281,6 +281,28 @@ TEST_F(WasmSandbox, LoadingCompilesTheModuleBeforeItsFirstInstance) {
   EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
 }
 
+// A start while the load's compile runs waits for it: the module is compiled once, whichever
+// thread gets there first.
+TEST_F(WasmSandbox, AStartDuringTheLoadsCompileCompilesNothingMore) {
+  for (int round = 0; round < 3; ++round) {
+    factory_ = std::make_unique<SandboxProgramFactory>(io_.get_executor());
+    runtime::ProgramSpec spec;
+    spec.kind = runtime::RunKind::wasm;
+    spec.folder = kModules;
+    spec.module = kModules / "echo.wasm";
+    factory_->prepare(spec);
+    start("echo.wasm");
+    handshake();
+    ASSERT_TRUE(run_until([&] {
+      // The load's thread may still be making its own object of the module: it is counted once.
+      return factory_->compiled_wasm().compiled >= 1;
+    }));
+    EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
+    program_->stop();
+    ended();
+  }
+}
+
 TEST_F(WasmSandbox, ARestartMakesItsInstanceFromTheModuleCompiledBefore) {
   // The factory keeps what it compiled: the second instance is made from it, and is a new one.
   start("echo.wasm");

@@ -16,9 +16,13 @@
 #include <jsfriendapi.h>
 #include <mozilla/RefPtr.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
@@ -30,18 +34,42 @@ namespace escouade::sandbox::spidermonkey {
 
 class CompiledModules {
  public:
-  // The module compiled from `bytes`, counted as reused when `reuse`.
-  RefPtr<JS::WasmModule> find(const std::string& bytes, bool reuse) {
-    std::lock_guard lock(mutex_);
-    auto it = modules_.find(bytes);
-    if (it == modules_.end()) return nullptr;
-    if (reuse) ++counts_.reused;
-    return it->second;
+  struct Found {
+    RefPtr<JS::WasmModule> module;  // compiled before
+    bool claimed = false;           // none: the caller compiles it, then keep() or give_up()
+  };
+  // The module compiled from `bytes` (counted as reused when `reuse`); while another thread
+  // compiles the same bytes, waits for it, until `stop` holds (then neither).
+  Found find_or_claim(const std::string& bytes, bool reuse, const std::function<bool()>& stop) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (auto it = modules_.find(bytes); it != modules_.end()) {
+        if (reuse) ++counts_.reused;
+        return Found{it->second, false};
+      }
+      if (!compiling_.contains(bytes)) {
+        compiling_.insert(bytes);
+        return Found{nullptr, true};
+      }
+      if (stop && stop()) return Found{};
+      ready_.wait_for(lock, std::chrono::milliseconds(20));
+    }
   }
   void keep(const std::string& bytes, RefPtr<JS::WasmModule> module) {
-    std::lock_guard lock(mutex_);
-    ++counts_.compiled;
-    modules_.emplace(bytes, std::move(module));
+    {
+      std::lock_guard lock(mutex_);
+      ++counts_.compiled;
+      modules_.emplace(bytes, std::move(module));
+      compiling_.erase(bytes);
+    }
+    ready_.notify_all();
+  }
+  void give_up(const std::string& bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      compiling_.erase(bytes);
+    }
+    ready_.notify_all();
   }
   CompiledCounts counts() const {
     std::lock_guard lock(mutex_);
@@ -50,9 +78,12 @@ class CompiledModules {
 
  private:
   mutable std::mutex mutex_;
+  std::condition_variable ready_;
   // Keyed by the very bytes compiled (their hash picks the bucket; equality is exact). The
   // engine's modules are reference-counted atomically and may be released on any thread.
   std::unordered_map<std::string, RefPtr<JS::WasmModule>> modules_;
+  // The bytes some thread is compiling now (a precompile at load, or a first instance).
+  std::unordered_set<std::string_view> compiling_;
   CompiledCounts counts_;
 };
 
@@ -108,10 +139,8 @@ bool property(JSContext* cx, JS::HandleObject of, const char* name, JS::MutableH
   return true;
 }
 
-// The compiled module: made again from the factory's, or compiled now and kept there.
-JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes,
-                    CompiledModules& compiled) {
-  if (RefPtr<JS::WasmModule> known = compiled.find(bytes, true)) return known->createObject(cx);
+// `bytes` compiled, in cx; null with the engine's exception pending when it does not compile.
+JSObject* compile(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes) {
   JS::RootedObject buffer(cx, JS::NewArrayBuffer(cx, bytes.size()));
   if (!buffer) return nullptr;
   {
@@ -126,7 +155,23 @@ JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::stri
   args[0].setObject(*buffer);
   JS::RootedObject module(cx);
   if (!JS::Construct(cx, ctor_value, args, &module)) return nullptr;
-  compiled.keep(bytes, JS::GetWasmModule(module));
+  return module;
+}
+
+// The compiled module: made again from the factory's (waiting for it while a precompile makes
+// it), or compiled now and kept there. Null when it does not compile, or when it must stop
+// (`stop`) while it waits.
+JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes,
+                    CompiledModules& compiled, bool reuse, const std::function<bool()>& stop) {
+  auto found = compiled.find_or_claim(bytes, reuse, stop);
+  if (found.module) return found.module->createObject(cx);
+  if (!found.claimed) return nullptr;
+  JS::RootedObject module(cx, compile(cx, webassembly, bytes));
+  if (module) {
+    compiled.keep(bytes, JS::GetWasmModule(module));
+  } else {
+    compiled.give_up(bytes);
+  }
   return module;
 }
 
@@ -138,7 +183,8 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
     return crash("its instance could not start: the engine has no WebAssembly");
 
   // Nothing of the module has run yet: a refusal here leaves nothing behind.
-  JS::RootedObject module(cx, module_of(cx, webassembly, bytes, compiled));
+  JS::RootedObject module(cx, module_of(cx, webassembly, bytes, compiled, true,
+                                        [&] { return g.channel.stop_cause() != StopCause::none; }));
   if (!module) {
     if (g.channel.stop_cause() != StopCause::none) return failed(g);
     return refusal("its module does not compile: " + describe_pending(cx, false));
@@ -180,6 +226,13 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
   return crash("its instance exited with code 0");
 }
 
+// wasm compiled once, by Ion, in full: with the baseline compiler too, the engine compiles fast
+// and then again with Ion on a helper thread, which on a busy core took ~1 ms slices from the
+// instance's turns for as long as it ran (the pinned p99 of a decision was 0.9 ms).
+void use_wasm_ion(JSContext* cx) {
+  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(false).setWasmIon(true);
+}
+
 // A global of its own: no shared memory, no atomics, so a shared wasm memory cannot even be made.
 JSObject* new_global(JSContext* cx) {
   static const JSClass global_class = {
@@ -194,18 +247,17 @@ JSObject* new_global(JSContext* cx) {
 }  // namespace
 
 void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::size_t stack_bytes) {
-  if (compiled.find(bytes, false)) return;
   InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
   JSContext* cx = context.get();
   if (!cx) return;
-  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
+  use_wasm_ion(cx);
   if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) return;
   JS::RootedObject global(cx, new_global(cx));
   if (!global) return;
   JSAutoRealm realm(cx, global);
   JS::RootedObject webassembly(cx);
   if (property(cx, global, "WebAssembly", &webassembly) && webassembly)
-    (void)module_of(cx, webassembly, bytes, compiled);
+    (void)module_of(cx, webassembly, bytes, compiled, false, nullptr);
   JS_ClearPendingException(cx);
 }
 
@@ -216,7 +268,7 @@ ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stac
   JSContext* cx = context.get();
   if (!cx) return crash("its instance could not start: no room for its context");
   channel.account(context.account());
-  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
+  use_wasm_ion(cx);
 
   ProgramEnd end;
   {
