@@ -319,4 +319,32 @@ bool compile_into(JSContext* cx, CompileCache& cache, std::string_view source,
   return true;
 }
 
+JSScript* script_compiled_once(JSContext* cx, std::string_view source, const char* name) {
+  JS::CompileOptions options(cx);
+  options.setFileAndLine(name, 1);
+  // The first instance compiles and encodes it; its text is a constant of this program, so
+  // the encoding is this build's and needs no check but the decoder's own.
+  static std::once_flag once;
+  static std::string* encoded = nullptr;
+  std::call_once(once, [&] {
+    JS::SourceText<mozilla::Utf8Unit> text;
+    if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return;
+    RefPtr<JS::Stencil> compiled = JS::CompileGlobalScriptToStencil(cx, options, text);
+    JS::TranscodeBuffer buffer;
+    if (compiled && JS::EncodeStencil(cx, compiled.get(), buffer) == JS::TranscodeResult::Ok)
+      encoded = new std::string(reinterpret_cast<const char*>(buffer.begin()), buffer.length());
+    JS_ClearPendingException(cx);  // this instance compiles it again below
+  });
+  RefPtr<JS::Stencil> stencil;
+  if (encoded) stencil = CompileCache::Impl::decode(cx, options, *encoded);
+  if (!stencil) {
+    JS::SourceText<mozilla::Utf8Unit> text;
+    if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return nullptr;
+    stencil = JS::CompileGlobalScriptToStencil(cx, options, text);
+    if (!stencil) return nullptr;
+  }
+  JS::InstantiateOptions instantiate(options);
+  return JS::InstantiateGlobalStencil(cx, instantiate, stencil.get());
+}
+
 }  // namespace escouade::sandbox::spidermonkey

@@ -21,4 +21,10 @@ JSObject* cached_module(JSContext* cx, CompileCache& cache, std::string_view sou
 bool compile_into(JSContext* cx, CompileCache& cache, std::string_view source,
                   const std::string& name);
 
+// A global script (the run.js prelude, whose text never changes in a process) instantiated in
+// cx's realm from a stencil compiled once a process and kept encoded, so that each instance
+// decodes it instead of parsing it again; compiled here when that fails. nullptr with the
+// engine's exception pending when it does not compile.
+JSScript* script_compiled_once(JSContext* cx, std::string_view source, const char* name);
+
 }  // namespace escouade::sandbox::spidermonkey

@@ -408,13 +408,10 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
       !JS_DefineProperty(cx, host, "folder", folder, 0))
     return failed(in);
   {
-    JS::CompileOptions options(cx);
-    options.setFileAndLine("(escouade prelude)", 1);
-    JS::SourceText<mozilla::Utf8Unit> text;
+    // Parsed once a process: each instance decodes its stencil (compile_cache.hpp).
+    JS::RootedScript prelude(cx, script_compiled_once(cx, kPrelude, "(escouade prelude)"));
     JS::RootedValue maker(cx);
-    if (!text.init(cx, kPrelude.data(), kPrelude.size(), JS::SourceOwnership::Borrowed) ||
-        !JS::Evaluate(cx, options, text, &maker))
-      return prelude_failed(in);
+    if (!prelude || !JS_ExecuteScript(cx, prelude, &maker)) return prelude_failed(in);
     JS::RootedValueArray<1> args(cx);
     args[0].setObject(*host);
     JS::RootedValue feed(cx);
