@@ -47,7 +47,12 @@ struct Recording final : escouade::runtime::ProgramFactory {
     made.push_back(p.get());
     return p;
   }
-  void prepare(const escouade::runtime::ProgramSpec& spec) override { inner.prepare(spec); }
+  // Loading compiles as in escouade-host, unless `compile_at_load` is off (a start then
+  // compiles what it runs).
+  void prepare(const escouade::runtime::ProgramSpec& spec) override {
+    if (compile_at_load) inner.prepare(spec);
+  }
+  bool compile_at_load = true;
   escouade::runtime::ProgramFactory& inner;
   std::vector<escouade::runtime::Program*> made;
 };

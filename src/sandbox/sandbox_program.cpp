@@ -130,6 +130,7 @@ void* precompile_main(void* arg) {
       spidermonkey::precompile(*source, module_name(job->spec), *job->cache,
                                SandboxProgram::stack_bytes());
   }
+  --job->threads->compiling;
   thread_ended(*job->threads);
   return nullptr;
 }
@@ -280,8 +281,12 @@ spidermonkey::CompiledCounts SandboxProgramFactory::compiled_wasm() const {
 void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return;
   auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_, compiled_});
-  if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0)
-    (void)job.release();  // the thread's now; without a thread, the first instance compiles it
+  ++threads_->compiling;
+  if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0) {
+    (void)job.release();  // the thread's now
+  } else {
+    --threads_->compiling;  // without a thread, the first instance compiles it
+  }
 }
 
 }  // namespace escouade::sandbox
