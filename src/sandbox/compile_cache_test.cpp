@@ -132,6 +132,13 @@ std::string build_prefix_in(const fs::path& folder) {
   return dash == std::string::npos ? "" : name.substr(0, dash + 1);
 }
 
+std::set<std::string> names_in(const fs::path& folder) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(folder))
+    names.insert(e.path().filename().string());
+  return names;
+}
+
 void touch(const fs::path& file, std::chrono::minutes ago) {
   std::ofstream(file) << "x";
   fs::last_write_time(file, fs::file_time_type::clock::now() - ago);
@@ -151,9 +158,7 @@ TEST_F(CompileCacheTest, TheFirstWriteRemovesWhatOtherBuildsLeft) {
   use_folder(folder);
   run_echo_once();
   EXPECT_EQ(counts().written, 1u);
-  std::set<std::string> left;
-  for (const auto& f : files_in(folder))
-    left.insert(f.filename().string());
+  const std::set<std::string> left = names_in(folder);
   EXPECT_EQ(left.size(), 3u);
   EXPECT_TRUE(left.count("notes.txt")) << "not the cache's: kept";
   EXPECT_TRUE(left.count("0123456789abcdef-2.stencil.partial-78")) << "perhaps being written";
@@ -174,9 +179,7 @@ TEST_F(CompileCacheTest, PastTheMostFilesTheLeastRecentlyUsedGo) {
   use_folder(folder);
   run_echo_once();
   EXPECT_EQ(counts().written, 1u);
-  std::set<std::string> left;
-  for (const auto& f : files_in(folder))
-    left.insert(f.filename().string());
+  const std::set<std::string> left = names_in(folder);
   EXPECT_EQ(left.size(), 256u);
   EXPECT_TRUE(left.count(prefix + "bundle0.stencil"));
   EXPECT_TRUE(left.count(prefix + "bundle254.stencil"));

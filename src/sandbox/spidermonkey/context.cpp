@@ -5,6 +5,7 @@
 #include <js/BuildId.h>
 #include <js/ErrorReport.h>
 #include <js/Initialization.h>
+#include <js/RealmOptions.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -85,6 +86,16 @@ InstanceContext::~InstanceContext() {
   JS_DestroyContext(cx_);
   memory::close(account_);
   --g_instances;
+}
+
+JSObject* new_sandbox_global(JSContext* cx) {
+  static const JSClass global_class = {
+      "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
+  JS::RealmOptions options;
+  options.creationOptions()
+      .setSharedMemoryAndAtomicsEnabled(false)
+      .setDefineSharedArrayBufferConstructor(false);
+  return JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options);
 }
 
 std::string describe(JSContext* cx, const JS::ExceptionStack& stack, bool with_place) {

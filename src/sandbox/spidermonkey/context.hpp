@@ -46,6 +46,10 @@ class InstanceContext {
   memory::Account account_ = 0;
 };
 
+// A global for an instance (and for a precompile): no shared memory, no atomics, so that a
+// shared wasm memory cannot even be made. nullptr when there is no room for it.
+JSObject* new_sandbox_global(JSContext* cx);
+
 // The engine's words for an exception: "Error: boom", then " (dist/plugin.mjs:3)" when
 // `with_place` and the report names a file (run.js; a wasm trap is told without it).
 std::string describe(JSContext* cx, const JS::ExceptionStack& stack, bool with_place);

@@ -496,14 +496,7 @@ ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_by
       JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
       channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
 
-      static const JSClass global_class = {
-          "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
-      JS::RealmOptions options;
-      options.creationOptions()
-          .setSharedMemoryAndAtomicsEnabled(false)
-          .setDefineSharedArrayBufferConstructor(false);
-      JS::RootedObject global(
-          cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+      JS::RootedObject global(cx, new_sandbox_global(cx));
       if (!global) {
         end = in.channel.stop_cause() != StopCause::none
                   ? failed(in)
@@ -527,11 +520,7 @@ void precompile(const std::string& source, const std::string& name, CompileCache
   InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
   JSContext* cx = context.get();
   if (!cx || !JS::InitSelfHostedCode(cx)) return;
-  static const JSClass global_class = {
-      "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
-  JS::RealmOptions options;
-  JS::RootedObject global(
-      cx, JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options));
+  JS::RootedObject global(cx, new_sandbox_global(cx));
   if (!global) return;
   JSAutoRealm realm(cx, global);
   (void)compile_into(cx, cache, source, name);

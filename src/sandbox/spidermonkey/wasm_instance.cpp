@@ -233,17 +233,6 @@ void use_wasm_ion(JSContext* cx) {
   JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(false).setWasmIon(true);
 }
 
-// A global of its own: no shared memory, no atomics, so a shared wasm memory cannot even be made.
-JSObject* new_global(JSContext* cx) {
-  static const JSClass global_class = {
-      "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
-  JS::RealmOptions options;
-  options.creationOptions()
-      .setSharedMemoryAndAtomicsEnabled(false)
-      .setDefineSharedArrayBufferConstructor(false);
-  return JS_NewGlobalObject(cx, &global_class, nullptr, JS::FireOnNewGlobalHook, options);
-}
-
 }  // namespace
 
 void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::size_t stack_bytes) {
@@ -252,7 +241,7 @@ void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::s
   if (!cx) return;
   use_wasm_ion(cx);
   if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) return;
-  JS::RootedObject global(cx, new_global(cx));
+  JS::RootedObject global(cx, new_sandbox_global(cx));
   if (!global) return;
   JSAutoRealm realm(cx, global);
   JS::RootedObject webassembly(cx);
@@ -280,7 +269,7 @@ ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stac
       JS_AddInterruptCallback(cx, on_interrupt);
       JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
       channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
-      JS::RootedObject global(cx, new_global(cx));
+      JS::RootedObject global(cx, new_sandbox_global(cx));
       if (!global) {
         end = channel.stop_cause() != StopCause::none
                   ? failed(guest)
