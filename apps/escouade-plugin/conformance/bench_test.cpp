@@ -127,6 +127,33 @@ Verdicts bench(const PluginFolder& folder, std::vector<std::string> extra = {}) 
   return v;
 }
 
+// `escouade-plugin test --json` of `folder`, which must exit 0 with no check failed; its
+// report, or null when it did not read.
+json::value passing_report(const fs::path& folder) {
+  Ran ran = run_cli({"test", folder.string(), "--json"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  boost::system::error_code ec;
+  json::value report = json::parse(ran.out, ec);
+  EXPECT_FALSE(ec) << ran.out;
+  if (ec || !report.is_object()) return nullptr;
+  EXPECT_EQ(report.at("failed"), 0) << ran.out;
+  return report;
+}
+
+// A sandboxed plugin's report: it started as `module` in the sandbox and kept to the handshake,
+// decisions and shutdown.
+void expect_ran_in_the_sandbox(const json::value& report, const std::string& module) {
+  ASSERT_TRUE(report.is_object());
+  for (const auto& c : report.at("checks").as_array()) {
+    if (c.at("name") == "starts") {
+      EXPECT_EQ(c.at("reason"), json::value("it started (" + module + " in the sandbox)"));
+    }
+    if (c.at("name") == "handshake" || c.at("name") == "shutdown" || c.at("name") == "decide") {
+      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
+    }
+  }
+}
+
 TEST(ConformanceBench, AGoodPluginPassesEveryCheck) {
   PluginFolder folder("good");
   Verdicts v = bench(folder, {"--setting", "channel=#ops", "--setting", "retries=5"});
@@ -156,20 +183,7 @@ TEST(ConformanceBench, ARunJsPluginRunsInTheSandbox) {
   escouade::TempDir dir("bench-js");
   fs::copy(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo", dir.path() / "echo",
            fs::copy_options::recursive);
-  Ran ran = run_cli({"test", (dir.path() / "echo").string(), "--json"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out;
-  boost::system::error_code ec;
-  json::value report = json::parse(ran.out, ec);
-  ASSERT_FALSE(ec) << ran.out;
-  EXPECT_EQ(report.at("failed"), 0) << ran.out;
-  for (const auto& c : report.at("checks").as_array()) {
-    if (c.at("name") == "starts") {
-      EXPECT_EQ(c.at("reason"), "it started (plugin.mjs in the sandbox)");
-    }
-    if (c.at("name") == "handshake" || c.at("name") == "shutdown" || c.at("name") == "decide") {
-      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
-    }
-  }
+  expect_ran_in_the_sandbox(passing_report(dir.path() / "echo"), "plugin.mjs");
 }
 
 TEST(ConformanceBench, CheckSaysARunJsPluginRunsInsideEscouadeIsolated) {
@@ -186,12 +200,8 @@ TEST(ConformanceBench, TheRunJsGuardExamplePassesInTheSandbox) {
   escouade::TempDir dir("bench-guard-js");
   fs::copy(fs::path(ESCOUADE_EXAMPLES_SOURCE) / "guard-js", dir.path() / "guard-js",
            fs::copy_options::recursive);
-  Ran ran = run_cli({"test", (dir.path() / "guard-js").string(), "--json"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out;
-  boost::system::error_code ec;
-  json::value report = json::parse(ran.out, ec);
-  ASSERT_FALSE(ec) << ran.out;
-  EXPECT_EQ(report.at("failed"), 0) << ran.out;
+  const json::value report = passing_report(dir.path() / "guard-js");
+  ASSERT_TRUE(report.is_object());
   for (const auto& c : report.at("checks").as_array()) {
     if (c.at("name") == "decide") {
       EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
@@ -210,20 +220,7 @@ TEST(ConformanceBench, ARunWasmPluginRunsInTheSandbox) {
       << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
       << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)"
       << R"("permissions":{"events":["agent.status"],"decide":true}})";
-  Ran ran = run_cli({"test", folder.string(), "--json"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out;
-  boost::system::error_code ec;
-  json::value report = json::parse(ran.out, ec);
-  ASSERT_FALSE(ec) << ran.out;
-  EXPECT_EQ(report.at("failed"), 0) << ran.out;
-  for (const auto& c : report.at("checks").as_array()) {
-    if (c.at("name") == "starts") {
-      EXPECT_EQ(c.at("reason"), "it started (plugin.wasm in the sandbox)");
-    }
-    if (c.at("name") == "handshake" || c.at("name") == "shutdown" || c.at("name") == "decide") {
-      EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
-    }
-  }
+  expect_ran_in_the_sandbox(passing_report(folder), "plugin.wasm");
 }
 
 TEST(ConformanceBench, AMinimalPluginSkipsWhatItDoesNotAnnounce) {
