@@ -14,6 +14,8 @@ log_dir="build/test-logs"
 mkdir -p "$log_dir"
 passed=0
 failed=0
+: >"$log_dir/failures.txt"  # the failures' own words, printed again last
+failures=()  # what failed, a line each, said again after the total: a log's tail then names it
 
 run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
   local preset=$1 log="$log_dir/ctest-$1.log" rc=0 line total bad
@@ -22,6 +24,7 @@ run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
   if [ -z "$line" ]; then
     tail -n 40 "$log"
     echo "ctest --preset $preset: no summary (exit $rc)"
+    failures+=("ctest --preset $preset: no summary (exit $rc), log $log")
     failed=$((failed + 1))
     return
   fi
@@ -29,9 +32,14 @@ run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
   bad=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
   if [ "$bad" -ne 0 ] || [ "$rc" -ne 0 ]; then
     sed -n '/The following tests FAILED/,$p' "$log"
-    grep -B2 -A20 -E 'Failure|ERROR: AddressSanitizer|runtime error' "$log" | head -n 120 || true
+    grep -B2 -A20 -E 'Failure|ERROR: AddressSanitizer|runtime error' "$log" | head -n 120 |
+      tee -a "$log_dir/failures.txt" || true
   fi
   echo "ctest --preset $preset: $line"
+  while read -r name; do
+    [ -n "$name" ] && failures+=("ctest --preset $preset: $name")
+  done < <(sed -n '/The following tests FAILED/,$p' "$log" | sed -nE 's/^[[:space:]]*[0-9]+ - (.+)$/\1/p')
+  if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then failures+=("ctest --preset $preset: exit $rc"); fi
   passed=$((passed + total - bad))
   failed=$((failed + bad))
   if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then failed=$((failed + 1)); fi
@@ -51,10 +59,16 @@ for preset in asan release; do
     # The tests that start processes again, beside busy loops on every core: the timing of a
     # loaded machine, which an idle CI runner never shows (docs/lifetimes.md).
     echo "== stress: the process tests under AddressSanitizer, $stress_rounds rounds on one busy core"
-    if scripts/stress.sh --no-build --preset asan --one-core --busy 3 --runs "$stress_rounds"; then
+    stress_log="$log_dir/stress.log"
+    if scripts/stress.sh --no-build --preset asan --one-core --busy 3 --runs "$stress_rounds" |
+        tee "$stress_log"; then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))
+      failures+=("stress: $(grep -E '^stress: ' "$stress_log" | tail -n 1)")
+      grep -A 12 -E 'ERROR: AddressSanitizer|runtime error|Failure$|Timeout' "$stress_log" |
+        head -n 60 >>"$log_dir/failures.txt" || true
+      while read -r line; do failures+=("stress: $line"); done < <(grep -E '^  [^ ]+: failed in' "$stress_log")
     fi
   fi
 done
@@ -76,6 +90,7 @@ for target in codec policy; do
   else
     tail -n 60 "$log_dir/fuzz-$target.log"
     echo "fuzz_$target: FOUND A CRASH (reproducer in $log_dir/fuzz-$target-*)"
+    failures+=("fuzz_$target: a crash, reproducer in $log_dir/fuzz-$target-*")
     failed=$((failed + 1))
   fi
   rm -rf "$work_corpus"
@@ -83,4 +98,9 @@ done
 
 echo
 echo "total: $passed passed, $failed failed"
+if [ "$failed" -ne 0 ]; then
+  echo "== what failed (the first lines of its output are above and in $log_dir/failures.txt)"
+  head -n 60 "$log_dir/failures.txt"
+fi
+for line in "${failures[@]}"; do echo "failed: $line"; done
 [ "$failed" -eq 0 ]
