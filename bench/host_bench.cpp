@@ -1,4 +1,5 @@
-// The host with real plugin processes (tests/fixtures/fixture_plugin, a tiny C++ plugin):
+// The host with real plugin processes (bench/plugins/lean_plugin.cpp, a C++ plugin doing per
+// message what the floors' children do; the sandbox's figures use tests/fixtures/fixture_plugin):
 //   call    a call host -> plugin -> host through the C++ API, round trip p50/p99, calls/s
 //   app     the same call from an app through escouade-host (app -> host -> plugin and back)
 //   pipelined  calls with 256 in flight, through the C++ API and through escouade-host: calls/s
@@ -51,6 +52,11 @@ using Clock = std::chrono::steady_clock;
 using namespace escouade;
 
 fs::path g_root;
+
+fs::path bench_plugin() {
+  const char* chosen = std::getenv("ESCOUADE_BENCH_PLUGIN");
+  return chosen && *chosen ? fs::path(chosen) : fs::path(ESCOUADE_LEAN_PLUGIN);
+}
 
 fs::path make_plugin(const std::string& id, const fs::path& program, const std::string& mode) {
   fs::path dir = g_root / id;
@@ -230,8 +236,7 @@ void bench_cold(int starts) {
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
     bool done = false;
     rig.host->shutdown([&] { done = true; });
-    while (!done)
-      rig.io.run_one();
+    rig.run_until([&] { return done; });
   }
   std::printf("{\"bench\":\"cold_start\",\"starts\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f}\n", starts,
               pct(ms, 0.5), pct(ms, 0.99));
@@ -259,8 +264,7 @@ void bench_decide(int plugins, int iterations) {
   auto decide = [&](const proto::DecideParams& request) {
     std::optional<Result<policy::Verdict>> out;
     rig.host->decide(request, [&](Result<policy::Verdict> v) { out = std::move(v); });
-    while (!out)
-      rig.io.run_one();
+    rig.run_until([&] { return out.has_value(); });
     if (!*out || (*out)->decision != proto::DecisionDecision::allow) {
       throw std::runtime_error("a decision that is not an allowance");
     }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/host.hpp"
@@ -20,13 +21,18 @@
 
 namespace host_bench {
 
+// The plugin of the figures that have a floor: $ESCOUADE_BENCH_PLUGIN when set (any plugin
+// serving test/echo, test/facts and permissions/decide), else the lean plugin
+// (bench/plugins/lean_plugin.cpp: per message, the work of the floors' children).
+std::filesystem::path bench_plugin();
+
 // The run's scratch folder (plugins, data dirs), made by main and removed at the end.
 extern std::filesystem::path g_root;
 
 // A plugin folder under g_root: `program` copied as ./plugin, its mode in ./mode, a manifest
 // that activates on agent.status and decides.
 std::filesystem::path make_plugin(const std::string& id,
-                                  const std::filesystem::path& program = ESCOUADE_FIXTURE_PLUGIN,
+                                  const std::filesystem::path& program = bench_plugin(),
                                   const std::string& mode = "good");
 
 // About 400 bytes on the wire, like a typical fact: the params of every timed test/echo.
@@ -87,11 +93,21 @@ struct Rig {
   ~Rig() {
     bool done = false;
     host->shutdown([&] { done = true; });
-    while (!done)
-      io.run_one();
+    run_until([&] { return done; });
   }
-  std::string add(const std::string& id,
-                  const std::filesystem::path& program = ESCOUADE_FIXTURE_PLUGIN,
+  // Runs the loop until `done()`. A completion that a worker (ending a process tree, reading a
+  // file) will post is no work of the loop's while it is under way: run_one() then returns at
+  // once and leaves the loop stopped, which the next turn undoes (docs/lifetimes.md).
+  template <class Done>
+  void run_until(Done done) {
+    while (!done()) {
+      if (io.run_one() == 0) {
+        io.restart();
+        std::this_thread::yield();  // pinned to one core, the worker needs it
+      }
+    }
+  }
+  std::string add(const std::string& id, const std::filesystem::path& program = bench_plugin(),
                   const std::string& mode = "good") {
     return add_folder(id, make_plugin(id, program, mode));
   }
@@ -106,8 +122,7 @@ struct Rig {
     std::optional<Result<boost::json::value>> out;
     host->call(id, method, std::move(params), std::nullopt,
                [&](Result<boost::json::value> r) { out = std::move(r); });
-    while (!out)
-      io.run_one();
+    run_until([&] { return out.has_value(); });
     if (!*out) throw std::runtime_error(out->error().message);
     return std::move(**out);
   }

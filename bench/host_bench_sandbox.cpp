@@ -232,7 +232,7 @@ void wasm_guard(int iterations, int starts) {
 void bench_sandbox(int iterations) {
   {
     Rig rig;
-    const auto proc = rig.add("dev.bench.proc");
+    const auto proc = rig.add("dev.bench.proc", ESCOUADE_FIXTURE_PLUGIN);
     const auto js = rig.add_folder("dev.bench.js", make_js_plugin("dev.bench.js"));
     const json::value p = payload();
     const auto proc_calls = round_trips(rig, proc, "test/echo", p, iterations);
@@ -245,7 +245,7 @@ void bench_sandbox(int iterations) {
   }
   {
     Rig rig;
-    const auto proc = rig.add("dev.bench.cold.proc");
+    const auto proc = rig.add("dev.bench.cold.proc", ESCOUADE_FIXTURE_PLUGIN);
     const auto js = rig.add_folder("dev.bench.cold.js", make_js_plugin("dev.bench.cold.js"));
     const auto proc_ms = cold_starts(rig, proc, g_root / proc, 20);
     // The same bundle each time: its stencil is the cache's from the second start on (the first

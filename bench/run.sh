@@ -37,11 +37,11 @@ mkdir -p "$out"
 
 if ((build)); then
   cmake --preset release >/dev/null
-  cmake --build --preset release --target bench_pipe_floor bench_floors bench_host bench_codec \
+  cmake --build --preset release --target bench_pipe_floor bench_floors bench_lean_plugin bench_host bench_codec \
     bench_mask bench_decode_loop >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
 fi
 bin=build/release/bench
-plugin=build/release/tests/fixture_plugin  # the plugin of bench_host's cold start, its floor's too
+plugin=build/release/bench/bench_lean_plugin  # the plugin of bench_host's cold start, its floor's too
 
 if ((!table_only)); then
   echo "== the floor: one 400-byte line over two pipes, parent <-> child"
