@@ -102,14 +102,6 @@ class LineSink final : public ReplySink {
   std::size_t owed_;
 };
 
-struct Session::Pending {
-  std::string method;
-  std::chrono::milliseconds timeout;  // the delay the journal names
-  std::chrono::steady_clock::time_point start;
-  std::chrono::steady_clock::time_point deadline;
-  CallDone done;
-};
-
 Session::Session(asio::any_io_executor executor, SendLine send, Report report, Clock& clock)
     : core_(std::make_shared<SessionCore>(SessionCore{std::move(send), std::move(report), false})),
       executor_(executor),
@@ -151,8 +143,8 @@ void Session::close() {
   for (auto& [id, p] : pending) {
     CallOutcome outcome;
     outcome.kind = CallOutcome::Kind::closed;
-    outcome.elapsed = clock_.now() - p->start;
-    if (p->done) p->done(std::move(outcome));
+    outcome.elapsed = clock_.now() - p.start;
+    if (p.done) p.done(std::move(outcome));
   }
 }
 
@@ -344,14 +336,18 @@ std::int64_t Session::call(std::string_view method,
 void Session::track(std::int64_t id, std::string_view method, std::string line,
                     std::chrono::milliseconds timeout, CallDone done,
                     std::optional<std::chrono::milliseconds> named_delay) {
-  auto p = std::make_unique<Pending>();
-  p->method = std::string(method);
-  p->timeout = named_delay.value_or(timeout);
-  p->start = clock_.now();
-  p->deadline = p->start + timeout;
-  p->done = std::move(done);
-  if (!armed_for_ || p->deadline < *armed_for_) arm_deadline(p->deadline);
-  pending_.emplace(id, std::move(p));
+  // A session calls a few methods again and again: each name is kept once, and a call in
+  // flight is one node of pending_ (counted with callgrind: two allocations a call fewer).
+  auto name = method_names_.find(method);
+  if (name == method_names_.end()) name = method_names_.emplace(method).first;
+  const auto start = clock_.now();
+  Pending& p = pending_[id];
+  p.method = &*name;
+  p.timeout = named_delay.value_or(timeout);
+  p.start = start;
+  p.deadline = start + timeout;
+  p.done = std::move(done);
+  if (!armed_for_ || p.deadline < *armed_for_) arm_deadline(p.deadline);
   core_->send(std::move(line));
 }
 
@@ -369,7 +365,7 @@ void Session::deadline_reached() {
   const auto now = clock_.now();
   std::vector<std::int64_t> due;
   for (const auto& [id, p] : pending_) {
-    if (p->deadline <= now) due.push_back(id);
+    if (p.deadline <= now) due.push_back(id);
   }
   // Each completes once; a `done` may make new calls, which arm the timer again themselves.
   for (auto id : due)
@@ -377,7 +373,7 @@ void Session::deadline_reached() {
   if (core_->closed) return;
   std::optional<std::chrono::steady_clock::time_point> next;
   for (const auto& [id, p] : pending_) {
-    if (!next || p->deadline < *next) next = p->deadline;
+    if (!next || p.deadline < *next) next = p.deadline;
   }
   if (next && (!armed_for_ || *next < *armed_for_)) arm_deadline(*next);
 }
@@ -385,16 +381,16 @@ void Session::deadline_reached() {
 void Session::call_timed_out(std::int64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;  // answered meanwhile
-  std::unique_ptr<Pending> p = std::move(it->second);
-  pending_.erase(it);
-  report(p->method + ": no answer within " + std::to_string(p->timeout.count()) + " ms");
-  expired_[id] = {p->method, p->start};
+  auto node = pending_.extract(it);
+  Pending& p = node.mapped();
+  report(*p.method + ": no answer within " + std::to_string(p.timeout.count()) + " ms");
+  expired_[id] = {*p.method, p.start};
   while (expired_.size() > kExpiredKept)
     expired_.erase(expired_.begin());
   CallOutcome outcome;
   outcome.kind = CallOutcome::Kind::timeout;
-  outcome.elapsed = clock_.now() - p->start;
-  if (p->done) p->done(std::move(outcome));
+  outcome.elapsed = clock_.now() - p.start;
+  if (p.done) p.done(std::move(outcome));
 }
 
 void Session::answer_arrived(Message&& m) {
@@ -412,10 +408,11 @@ void Session::answer_arrived(Message&& m) {
     }
     return;
   }
-  std::unique_ptr<Pending> p = std::move(it->second);
-  pending_.erase(it);  // the shared deadline timer is left as it is: it finds nothing due
+  // The shared deadline timer is left as it is: it finds nothing due.
+  auto node = pending_.extract(it);
+  Pending& p = node.mapped();
   CallOutcome outcome;
-  outcome.elapsed = clock_.now() - p->start;
+  outcome.elapsed = clock_.now() - p.start;
   if (m.kind == MessageKind::response) {
     outcome.kind = CallOutcome::Kind::result;
     proto::adopt(outcome.result, std::move(m.result));
@@ -423,7 +420,7 @@ void Session::answer_arrived(Message&& m) {
     outcome.kind = CallOutcome::Kind::error;
     outcome.error = std::move(m.error);
   }
-  if (p->done) p->done(std::move(outcome));
+  if (p.done) p.done(std::move(outcome));
 }
 
 }  // namespace escouade::rpc

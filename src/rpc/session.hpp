@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -148,7 +149,13 @@ class Session {
   std::size_t peer_calls_in_flight() const noexcept;
 
  private:
-  struct Pending;
+  struct Pending {
+    const std::string* method = nullptr;  // in method_names_
+    std::chrono::milliseconds timeout{};  // the delay the journal names
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point deadline;
+    CallDone done;
+  };
 
   void dispatch(proto::Message&& m, const std::shared_ptr<LineSink>& batch);
   void answer_arrived(proto::Message&& m);
@@ -171,7 +178,8 @@ class Session {
   proto::Decoder decoder_;
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
-  std::map<std::int64_t, std::unique_ptr<Pending>> pending_;
+  std::map<std::int64_t, Pending> pending_;
+  std::set<std::string, std::less<>> method_names_;  // of the calls made, each kept once
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;

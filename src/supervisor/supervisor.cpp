@@ -47,7 +47,7 @@ std::string_view to_string(State s) noexcept {
 
 // One call from Escouade to the plugin, from the moment it is made to its one outcome.
 struct Supervisor::CallState {
-  std::string method;
+  const std::string* method = nullptr;  // in the supervisor's method_names_
   std::chrono::milliseconds timeout;
   Clock::TimePoint start;
   rpc::CallDone done;
@@ -120,14 +120,14 @@ int Supervisor::recent_crashes(Clock::TimePoint now) {
 // --- messages to the plugin -------------------------------------------------------------
 
 bool Supervisor::notify(const std::string& method, json::value params, bool start_it) {
-  return accept_notification(Queued{method, std::move(params), nullptr, nullptr, nullptr},
+  return accept_notification(Queued{&name_of(method), std::move(params), nullptr, nullptr, nullptr},
                              start_it);
 }
 
 bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
                                 bool start_it) {
-  return accept_notification(Queued{method, std::nullopt, nullptr, std::move(line), nullptr},
-                             start_it);
+  return accept_notification(
+      Queued{&name_of(method), std::nullopt, nullptr, std::move(line), nullptr}, start_it);
 }
 
 bool Supervisor::activate() {
@@ -149,13 +149,13 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
 
 void Supervisor::call(const std::string& method, std::optional<json::value> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{method, std::move(params), nullptr, nullptr, nullptr}, timeout,
+  call_queued(Queued{&name_of(method), std::move(params), nullptr, nullptr, nullptr}, timeout,
               std::move(done));
 }
 
 void Supervisor::call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{method, std::nullopt, nullptr, nullptr, std::move(params)}, timeout,
+  call_queued(Queued{&name_of(method), std::nullopt, nullptr, nullptr, std::move(params)}, timeout,
               std::move(done));
 }
 
@@ -181,7 +181,7 @@ void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::C
   c->deadline = clock_.make_timer(executor_);
   c->deadline->wait_until(c->start + timeout, lifeline_.guard([this, c](bool fired) {
     if (!fired || c->sent || c->finished) return;
-    journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
   }));
   enqueue(std::move(q));
@@ -208,7 +208,7 @@ void Supervisor::enqueue(Queued q) {
     queue_.pop_front();
     if (lost_ == 0) {
       journal_.warn("the queue of " + std::to_string(config_.queue_limit) +
-                    " messages is full while it starts: the oldest (" + oldest.method +
+                    " messages is full while it starts: the oldest (" + *oldest.method +
                     ") was lost");
     }
     ++lost_;
@@ -222,7 +222,7 @@ void Supervisor::send_queued(Queued q) {
     if (q.line) {
       session_->send_encoded(*q.line);
     } else {
-      session_->notify(q.method, std::move(q.params));
+      session_->notify(*q.method, std::move(q.params));
     }
     return;
   }
@@ -233,21 +233,21 @@ void Supervisor::send_queued(Queued q) {
   const auto left =
       c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - c->start);
   if (left <= std::chrono::milliseconds(0)) {
-    journal_.warn(c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
     return;
   }
   // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
-  const bool decision = c->method == proto::method::PermissionsDecide::kName;
+  const bool decision = *c->method == proto::method::PermissionsDecide::kName;
   if (decision) held_decisions(+1);
   auto then = lifeline_.guard([this, c, decision](CallOutcome o) {
     if (decision) held_decisions(-1);
     finish(c, std::move(o));
   });
   if (q.encoded) {
-    session_->call(c->method, std::move(q.encoded), left, std::move(then), c->timeout);
+    session_->call(*c->method, std::move(q.encoded), left, std::move(then), c->timeout);
   } else {
-    session_->call(c->method, std::move(q.params), left, std::move(then), c->timeout);
+    session_->call(*c->method, std::move(q.params), left, std::move(then), c->timeout);
   }
 }
 
@@ -370,7 +370,7 @@ void Supervisor::handshake_done(CallOutcome o) {
   for (const auto& [agent, params] : attachments_) {
     bool queued = false;
     for (const auto& q : queue_) {
-      queued = queued || (q.call && q.method == kAttachMethod && q.params == params);
+      queued = queued || (q.call && *q.method == kAttachMethod && q.params == params);
     }
     if (queued) continue;  // its own call is in the queue and goes below
     session_->call(
@@ -385,7 +385,7 @@ void Supervisor::handshake_done(CallOutcome o) {
   queue.swap(queue_);
   // Attachments first among the queued ones too.
   std::stable_partition(queue.begin(), queue.end(),
-                        [](const Queued& q) { return q.method == kAttachMethod; });
+                        [](const Queued& q) { return *q.method == kAttachMethod; });
   for (auto& q : queue) {
     if (state_ != State::running || !session_) {
       queue_.push_back(std::move(q));
