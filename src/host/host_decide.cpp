@@ -42,12 +42,11 @@ struct Pending {
   }
 };
 
-// One plugin's answer as a vote; what does not hold is an error, and its journal says why.
-// `unanswered` says why a plugin that could not answer did not (Host::unanswered_because).
-Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
-             const std::function<std::string()>& unanswered) {
-  Vote v;
-  v.id = id;
+// One plugin's answer as its vote `v` (whose id is set); what does not hold is an error, and its
+// journal says why. `unanswered` says why a plugin that could not answer did not
+// (Host::unanswered_because).
+template <class Unanswered>
+void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& unanswered) {
   switch (o.kind) {
     case rpc::CallOutcome::Kind::result: {
       proto::Decision d;
@@ -56,25 +55,24 @@ Vote vote_of(const std::string& id, rpc::CallOutcome& o, Journal& journal,
         v.kind = Vote::Kind::error;
         v.reason = "its answer does not hold: " + ctx.message("result");
         journal.warn("permissions/decide: " + v.reason + ": " + json::serialize(o.result));
-        return v;
+        return;
       }
       v.kind = policy::vote_kind(d.decision);
       v.message = std::move(d.message);
-      return v;
+      return;
     }
     case rpc::CallOutcome::Kind::error:
       v.kind = Vote::Kind::error;
       v.reason = "it answered the error " + std::to_string(o.error.code) + ": " + o.error.message;
-      return v;
+      return;
     case rpc::CallOutcome::Kind::timeout:
       v.kind = Vote::Kind::timeout;
-      return v;
+      return;
     case rpc::CallOutcome::Kind::closed:
       break;
   }
   v.kind = Vote::Kind::error;
   v.reason = "it " + unanswered();
-  return v;
 }
 
 }  // namespace
@@ -111,13 +109,14 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   for (std::size_t i = 0; i < asked.size(); ++i) {
     Plugin& p = *asked[i];
     pending->votes[i].id = p.manifest.id;
-    auto then = [pending, i, id = p.manifest.id, journal = p.journal, this,
-                 host = lifeline_.token(), what](rpc::CallOutcome o) {
+    // The plugin's id is its vote's, set above: the callback copies no string.
+    auto then = [pending, i, journal = p.journal, this, host = lifeline_.token(),
+                 what](rpc::CallOutcome o) {
       if (pending->finished) return;  // too late: counted as a timeout already
-      pending->votes[i] = vote_of(id, o, *journal, [&]() -> std::string {
-        return host ? unanswered_because(id) : "is closing with the host";
-      });
       Vote& v = pending->votes[i];
+      vote_of(v, o, *journal, [&]() -> std::string {
+        return host ? unanswered_because(v.id) : "is closing with the host";
+      });
       // The plugin's words go to the app, and to the agent with a refusal: masked.
       if (v.message) journal->mask(*v.message);
       journal->mask(v.reason);

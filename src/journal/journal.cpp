@@ -167,7 +167,7 @@ void Journal::write(JournalLevel level, std::string_view text) {
                    lost_ == 1 ? " was" : "s were");
     if (send(note + '\n')) {
       lost_ = 0;
-      remember(std::move(note));  // once, when it reaches the file too
+      remember(note);  // once, when it reaches the file too
     }
   }
 
@@ -180,14 +180,13 @@ void Journal::write(JournalLevel level, std::string_view text) {
     fmt::format_to(std::back_inserter(line), "{} ({} more bytes)", kEllipsis,
                    masked.size() - taken);
   }
+  remember(line);
   line += '\n';
-  std::string kept = line.substr(0, line.size() - 1);
   if (!send(std::move(line))) {
     // Counted once for the line itself: a note that could not go either is not a lost line.
     ++lost_;
     ++refused_;
   }
-  remember(std::move(kept));
 }
 
 bool Journal::send(std::string line) {
@@ -215,10 +214,16 @@ const std::filesystem::path& Journal::rotated_path() const noexcept {
   return file_->rotated_path();
 }
 
-void Journal::remember(std::string line) {
+void Journal::remember(std::string_view line) {
   if (tail_lines_ == 0) return;
-  if (ring_.size() == tail_lines_) ring_.pop_front();
-  ring_.push_back(std::move(line));
+  // Once the tail is full, the oldest line's buffer takes the new one: no allocation a line.
+  std::string slot;
+  if (ring_.size() == tail_lines_) {
+    slot = std::move(ring_.front());
+    ring_.pop_front();
+  }
+  slot.assign(line);
+  ring_.push_back(std::move(slot));
 }
 
 }  // namespace escouade

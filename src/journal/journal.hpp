@@ -85,7 +85,7 @@ class Journal {
   static constexpr std::size_t kMaxEntryBytes = 16 * 1024;
 
  private:
-  void remember(std::string line);
+  void remember(std::string_view line);
   // Writes or queues one formatted line; false when it was lost.
   bool send(std::string line);
 
