@@ -120,7 +120,12 @@ bool read_value(const json::value& v, std::nullptr_t& out, ReadContext& ctx) {
   return true;
 }
 
-bool read_value(const json::value& v, json::value& out, ReadContext&) {
+bool read_value(const json::value& v, json::value& out, ReadContext& ctx) {
+  if (ctx.takes_values()) {
+    // The caller owns `v` (not const: a message being served) and gives it up.
+    adopt(out, std::move(const_cast<json::value&>(v)));
+    return true;
+  }
   // Copied into the memory `v` lives in (a decoded line's arena: no allocation of the heap per
   // key and string, none to free), then taken over by `out` as it is.
   adopt(out, json::value(v, v.storage()));

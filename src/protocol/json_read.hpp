@@ -30,6 +30,12 @@ class ReadContext {
   bool in_field(std::string_view field);
   bool in_index(std::size_t index);
 
+  // The value being read is the reader's to take (a decoded message being served, read once):
+  // its free-form members (json::value fields, such as host/call's params) are moved into the
+  // result instead of copied. Never for a value anything reads again.
+  void take_values() noexcept { takes_values_ = true; }
+  bool takes_values() const noexcept { return takes_values_; }
+
   bool failed() const noexcept { return failed_; }
   // "request.kind: expected a string, got a number", the path under `root` ("params").
   std::string message(std::string_view root = "params") const;
@@ -38,6 +44,7 @@ class ReadContext {
 
  private:
   bool failed_ = false;
+  bool takes_values_ = false;
   std::string what_;
   std::vector<std::string> reversed_path_;
 };

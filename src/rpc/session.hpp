@@ -63,6 +63,8 @@ class Session {
   using SendLine = std::function<void(std::string line)>;
   // A sentence for the journal: an invalid line, an unknown method, a late answer...
   using Report = std::function<void(std::string_view sentence)>;
+  // `params` (null when left out) points into the message being dispatched, which nothing
+  // reads after its handler: serve() moves its free-form members out (ReadContext::take_values).
   using RequestHandler = std::function<void(const boost::json::value* params, Reply reply)>;
   using NotificationHandler = std::function<void(const boost::json::value* params)>;
 
@@ -209,6 +211,9 @@ void Session::serve(F f) {
            using proto::read_value;  // and, by ADL, that of M's own namespace
            typename M::Params p{};
            proto::ReadContext ctx;
+           // The params are the dispatched message's, read once: what is free-form in them
+           // (host/call's payload) is moved, not copied (callgrind: 5k instructions a call).
+           if (params) ctx.take_values();
            if (!read_value(params ? *params : kNone, p, ctx)) {
              reply.error(proto::ErrorCode::invalid_params, ctx.message("params"));
              return;
@@ -225,6 +230,7 @@ void Session::serve_notification(F f) {
                         using proto::read_value;
                         typename M::Params p{};
                         proto::ReadContext ctx;
+                        if (params) ctx.take_values();  // as serve's
                         if (!read_value(params ? *params : kNone, p, ctx)) {
                           report(std::string(M::kName) + ": " + ctx.message("params") +
                                  "; the notification was ignored");
