@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "json_lines.hpp"
 #include "pipe_lines.hpp"
 
 extern char** environ;
@@ -46,6 +47,8 @@ extern char** environ;
 namespace {
 
 namespace json = boost::json;
+using bench::answer;
+using bench::append_line;
 using bench::ChildProcess;
 using bench::LineBuffer;
 using bench::LineReader;
@@ -130,17 +133,6 @@ json::value parse_json(std::string_view line) {
   json::value value = json::parse(line, ec);
   if (ec) throw std::runtime_error("invalid JSON line: " + ec.message());
   return value;
-}
-
-// Appends `v` serialized and a '\n' to `out`, through a buffer on the stack: no string of its
-// own, no zero-filled spare capacity.
-void append_line(std::string& out, const json::value& v) {
-  json::serializer sr;
-  sr.reset(&v);
-  char buffer[4096];
-  while (!sr.done())
-    out.append(sr.read(buffer, sizeof buffer));
-  out.push_back('\n');
 }
 
 bool is_string(const json::value& v, std::string_view text) {
@@ -250,15 +242,6 @@ json::value initialize_call() {
                                                   {"log", true},
                                                   {"attach", true},
                                                   {"settings", true}}}}}};
-}
-
-json::value answer(json::value id, json::value result) {
-  json::object o;
-  o.reserve(3);
-  o.emplace("jsonrpc", "2.0");
-  o.emplace("id", std::move(id));
-  o.emplace("result", std::move(result));
-  return o;
 }
 
 // Checks a parsed answer: an object with `id` and a result; returns the result.

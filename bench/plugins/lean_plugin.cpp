@@ -15,33 +15,18 @@
 #include <string_view>
 #include <vector>
 
+#include "../json_lines.hpp"
 #include "../pipe_lines.hpp"
 #include "protocol/gen/errors.hpp"
 
 namespace json = boost::json;
+using bench::answer;
+using bench::append_line;
 
 namespace {
 
 std::vector<std::int64_t> g_facts;
 bool g_shutdown = false;
-
-void append_line(std::string& out, const json::value& v) {
-  json::serializer sr;
-  sr.reset(&v);
-  char buffer[4096];
-  while (!sr.done())
-    out.append(sr.read(buffer, sizeof buffer));
-  out.push_back('\n');
-}
-
-json::value result(json::value& id, json::value r) {
-  json::object o;
-  o.reserve(3);
-  o.emplace("jsonrpc", "2.0");
-  o.emplace("id", std::move(id));
-  o.emplace("result", std::move(r));
-  return o;
-}
 
 json::value failure(json::value& id, std::int64_t code, std::string_view message) {
   json::object o;
@@ -74,19 +59,21 @@ json::value serve(json::value& message) {
     const bool denied =
         command && command->is_string() &&
         std::string_view(command->get_string()).find("rm -rf") != std::string_view::npos;
-    return result(*id, json::object{{"decision", denied ? "deny" : "allow"}});
+    return answer(std::move(*id), json::object{{"decision", denied ? "deny" : "allow"}});
   }
-  if (method == "test/echo") return result(*id, params ? std::move(*params) : json::value());
+  if (method == "test/echo")
+    return answer(std::move(*id), params ? std::move(*params) : json::value());
   if (method == "test/facts") {
     json::array seqs(g_facts.begin(), g_facts.end());
-    return result(*id, std::move(seqs));
+    return answer(std::move(*id), std::move(seqs));
   }
   if (method == "initialize") {
-    return result(*id, json::object{{"protocolVersion", 1}, {"capabilities", {{"batch", true}}}});
+    return answer(std::move(*id),
+                  json::object{{"protocolVersion", 1}, {"capabilities", {{"batch", true}}}});
   }
   if (method == "shutdown") {
     g_shutdown = true;  // answered, then it exits, as the spec asks
-    return result(*id, nullptr);
+    return answer(std::move(*id), nullptr);
   }
   return failure(*id, static_cast<std::int64_t>(escouade::proto::ErrorCode::method_not_found),
                  "method not found");
