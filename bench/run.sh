@@ -113,7 +113,7 @@ decision asked of 20 plugins, p99|"bench":"floor_fanout","mode":"json","children
 decision asked of 5 plugins, p50|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"host_decide","plugins":5,|p50_us|time|≤ 1.50×
 decision asked of 5 plugins, p99|"bench":"floor_fanout","mode":"json","children":5,|p99_us|"bench":"host_decide","plugins":5,|p99_us|time|≤ 2.00×
 decision asked of 1 plugin, p50|"bench":"floor_fanout","mode":"json","children":1,|p50_us|"bench":"host_decide","plugins":1,|p50_us|time|—
-facts to one plugin (facts/s; floor: batched)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":1,|facts_per_s|rate|≥ 0.60×
+facts to one plugin (facts it read /s; floor: batched)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":1,|deliveries_per_s|rate|≥ 0.60×
 facts to 10 plugins (deliveries/s; same floor)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":10,|deliveries_per_s|rate|≥ 0.60×
 a call through the C++ API, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_api",|p50_us|time|≤ 1.30×
 a call through the C++ API, p99|"bench":"pipe_floor","mode":"json",|p99_us|"bench":"host_call_api",|p99_us|time|—
