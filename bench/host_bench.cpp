@@ -3,7 +3,8 @@
 //   call    a call host -> plugin -> host through the C++ API, round trip p50/p99, calls/s
 //   app     the same call from an app through escouade-host (app -> host -> plugin and back)
 //   pipelined  calls with 256 in flight, through the C++ API and through escouade-host: calls/s
-//   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins
+//   facts   facts/s from publish to the plugin having read them all, to 1 and to 10 plugins,
+//           paced by a call every 4096 facts (the floor is paced by its blocking writes)
 //   cold    cold start: from the call that starts the plugin to its answer (spawn, initialize
 //           and its answer, the call and its answer): the span of bench_floors spawn
 //   idle    the host's memory per loaded, idle plugin
@@ -208,11 +209,20 @@ void bench_facts(int plugins, int facts) {
   // One fact, its seq changed in place: what is timed is the host's work, not the making of a
   // JSON value (the floor changes its seq in place too).
   json::value f = fact(0);
+  // Paced as the floor's blocking writes are by its pipe: after each window of facts (1.6 MB,
+  // under the 4 MiB a plugin's input holds), a call that each plugin answers once it has read
+  // them all. Unpaced, on one core, the plugin reads only when the host's thread is preempted
+  // and its input bound drops the oldest facts, as it should for an app that floods.
+  constexpr int kWindow = 4096;
   const auto t0 = Clock::now();
   for (int seq = 1; seq <= facts; ++seq) {
     f.as_object()["seq"] = seq;
     (void)rig.host->publish(f);
     if (seq % 256 == 0) rig.io.poll();  // let the writes go out as the app would
+    if (seq % kWindow == 0) {
+      for (auto& id : ids)
+        rig.call(id, "test/echo", json::object{});
+    }
   }
   // Each plugin has read them all when its test/facts answer (queued behind them) comes.
   std::size_t heard = 0;
