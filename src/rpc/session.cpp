@@ -336,13 +336,11 @@ std::int64_t Session::call(std::string_view method,
 void Session::track(std::int64_t id, std::string_view method, std::string line,
                     std::chrono::milliseconds timeout, CallDone done,
                     std::optional<std::chrono::milliseconds> named_delay) {
-  // A session calls a few methods again and again: each name is kept once, and a call in
-  // flight is one node of pending_ (counted with callgrind: two allocations a call fewer).
-  auto name = method_names_.find(method);
-  if (name == method_names_.end()) name = method_names_.emplace(method).first;
+  // A call in flight is one node of pending_, and its method's name is shared (base/names.hpp):
+  // counted with callgrind, two allocations a call fewer.
   const auto start = clock_.now();
   Pending& p = pending_[id];
-  p.method = &*name;
+  p.method = method_names_.of(method);
   p.timeout = named_delay.value_or(timeout);
   p.start = start;
   p.deadline = start + timeout;

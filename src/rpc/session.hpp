@@ -17,13 +17,13 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
+#include "base/names.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/methods.hpp"
@@ -152,7 +152,7 @@ class Session {
 
  private:
   struct Pending {
-    const std::string* method = nullptr;  // in method_names_
+    Names::Name method;
     std::chrono::milliseconds timeout{};  // the delay the journal names
     std::chrono::steady_clock::time_point start;
     std::chrono::steady_clock::time_point deadline;
@@ -181,7 +181,7 @@ class Session {
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
   std::map<std::int64_t, Pending> pending_;
-  std::set<std::string, std::less<>> method_names_;  // of the calls made, each kept once
+  Names method_names_;  // of the calls it makes
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;

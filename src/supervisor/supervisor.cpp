@@ -47,7 +47,7 @@ std::string_view to_string(State s) noexcept {
 
 // One call from Escouade to the plugin, from the moment it is made to its one outcome.
 struct Supervisor::CallState {
-  const std::string* method = nullptr;  // in the supervisor's method_names_
+  Names::Name method;
   std::chrono::milliseconds timeout;
   Clock::TimePoint start;
   rpc::CallDone done;
@@ -120,14 +120,14 @@ int Supervisor::recent_crashes(Clock::TimePoint now) {
 // --- messages to the plugin -------------------------------------------------------------
 
 bool Supervisor::notify(const std::string& method, json::value params, bool start_it) {
-  return accept_notification(Queued{&name_of(method), std::move(params), nullptr, nullptr, nullptr},
-                             start_it);
+  return accept_notification(
+      Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr}, start_it);
 }
 
 bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
                                 bool start_it) {
   return accept_notification(
-      Queued{&name_of(method), std::nullopt, nullptr, std::move(line), nullptr}, start_it);
+      Queued{method_names_.of(method), std::nullopt, nullptr, std::move(line), nullptr}, start_it);
 }
 
 bool Supervisor::activate() {
@@ -149,14 +149,14 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
 
 void Supervisor::call(const std::string& method, std::optional<json::value> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{&name_of(method), std::move(params), nullptr, nullptr, nullptr}, timeout,
-              std::move(done));
+  call_queued(Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr},
+              timeout, std::move(done));
 }
 
 void Supervisor::call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
                       std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{&name_of(method), std::nullopt, nullptr, nullptr, std::move(params)}, timeout,
-              std::move(done));
+  call_queued(Queued{method_names_.of(method), std::nullopt, nullptr, nullptr, std::move(params)},
+              timeout, std::move(done));
 }
 
 void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {

@@ -17,13 +17,12 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
+#include "base/names.hpp"
 #include "journal/journal.hpp"
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
@@ -123,7 +122,7 @@ class Supervisor {
  private:
   struct CallState;
   struct Queued {
-    const std::string* method;  // in method_names_
+    Names::Name method;
     std::optional<boost::json::value> params;
     std::shared_ptr<CallState> call;                      // null for a notification
     std::shared_ptr<const std::string> line;              // a notification encoded once for many
@@ -131,12 +130,6 @@ class Supervisor {
   };
   enum class Intent { none, stop, restart, shutdown, disable, recycle };
 
-  // `method` kept once in method_names_: a plugin is sent a few names again and again, and a
-  // message in flight points to its name instead of copying it (two allocations a call).
-  const std::string& name_of(std::string_view method) {
-    auto it = method_names_.find(method);
-    return it != method_names_.end() ? *it : *method_names_.emplace(method).first;
-  }
   void call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done);
   bool start();
   bool accept_notification(Queued q, bool start_it);
@@ -157,8 +150,7 @@ class Supervisor {
   void finish(const std::shared_ptr<CallState>& c, rpc::CallOutcome outcome);
   int recent_crashes(std::chrono::steady_clock::time_point now);
 
-  // First, so destroyed last: what is queued or in flight points into it.
-  std::set<std::string, std::less<>> method_names_;
+  Names method_names_;  // of what it sends (base/names.hpp)
   boost::asio::any_io_executor executor_;
   SupervisorConfig config_;
   runtime::ProgramFactory& programs_;
