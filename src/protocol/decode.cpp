@@ -49,8 +49,11 @@ Invalid invalid(std::string reason, const json::value* id, bool answer_due = tru
 }
 
 // A short line's arena with its first block inside it: one allocation for the line's values
-// instead of two (the shared resource, then its first block from the heap).
-constexpr std::size_t kInlineArenaBytes = 2048;
+// instead of two (the shared resource, then its first block from the heap). Two sizes: glibc
+// serves a request of up to 1032 bytes from its per-thread cache and a larger one from its
+// bins, where a burst of them (a decision's 20 answers) made it sort and merge free chunks
+// (malloc_consolidate): an answer of 60 bytes took 727 instructions to allocate its 2 KiB arena.
+template <std::size_t Bytes>
 class InlineArena final : public json::memory_resource {
  public:
   InlineArena() = default;
@@ -62,16 +65,22 @@ class InlineArena final : public json::memory_resource {
     return this == &other;
   }
 
-  alignas(std::max_align_t) unsigned char bytes_[kInlineArenaBytes];
+  alignas(std::max_align_t) unsigned char bytes_[Bytes];
   json::monotonic_resource arena_{bytes_, sizeof bytes_};
 };
+
+using SmallArena = InlineArena<768>;
+using LargeArena = InlineArena<2048>;
+
+// The small one with its shared count stays within glibc's per-thread cache (1032 bytes).
+static_assert(sizeof(SmallArena) + 64 <= 1032);
 
 }  // namespace
 }  // namespace escouade::proto
 
-// Its values free nothing one by one, as with monotonic_resource itself.
-template <>
-struct boost::json::is_deallocate_trivial<escouade::proto::InlineArena> : std::true_type {};
+// Their values free nothing one by one, as with monotonic_resource itself.
+template <std::size_t Bytes>
+struct boost::json::is_deallocate_trivial<escouade::proto::InlineArena<Bytes>> : std::true_type {};
 
 namespace escouade::proto {
 
@@ -84,8 +93,10 @@ Parsed Decoder::decode(std::string_view line) {
   // last of them goes. Counted with callgrind on a 400-byte fact: 13% fewer instructions than
   // one heap allocation per key, string and container (bench/decode_loop.cpp).
   const std::size_t first_block = line.size() * 2 + 256;
-  if (first_block <= kInlineArenaBytes) {
-    parser_.reset(json::make_shared_resource<InlineArena>());
+  if (first_block <= 768) {
+    parser_.reset(json::make_shared_resource<SmallArena>());
+  } else if (first_block <= 2048) {
+    parser_.reset(json::make_shared_resource<LargeArena>());
   } else {
     parser_.reset(json::make_shared_resource<json::monotonic_resource>(first_block));
   }
