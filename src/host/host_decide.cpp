@@ -1,8 +1,10 @@
 // Host::decide: one permission request, asked of every deciding plugin at once.
 
 #include <boost/asio/post.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
+#include <cstddef>
 #include <memory>
 
 #include "base/quote.hpp"
@@ -78,8 +80,12 @@ void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& u
 }  // namespace
 
 void Host::decide(const proto::DecideParams& request, DecideDone done) {
-  // Encoded once for every plugin asked: each line differs only by its id.
-  const json::value params = json::value_from(request);
+  // Encoded once for every plugin asked: each line differs only by its id. Its values are made
+  // in an arena on this stack (callgrind, bench_host decide 20: 76 allocations and frees a
+  // decision otherwise); a copy that outlives this call is made in the default storage.
+  alignas(std::max_align_t) unsigned char scratch[4096];
+  json::monotonic_resource arena(scratch, sizeof scratch);
+  const json::value params = json::value_from(request, json::storage_ptr(&arena));
   auto encoded = proto::encode_params(params);
   std::shared_ptr<const proto::EncodedParams> shared;
   if (encoded) shared = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
@@ -138,7 +144,7 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
     if (shared) {
       p.supervisor->call(kMethod, shared, delay, std::move(then));
     } else {  // it cannot be encoded: each call reports why, as any call would
-      p.supervisor->call(kMethod, params, delay, std::move(then));
+      p.supervisor->call(kMethod, json::value(params, json::storage_ptr()), delay, std::move(then));
     }
   }
 }

@@ -90,6 +90,31 @@ TEST_F(HostApi, ADecisionThroughTheApi) {
   ASSERT_TRUE((*st)[0].pid);
 }
 
+// Only the C++ API can hand the host text that is not UTF-8: such a request is sent to no
+// plugin, each plugin's part is an error that says why, and the decision is no allowance. (Its
+// params are made in an arena on Host::decide's stack; what each call keeps is a copy.)
+TEST_F(HostApi, ADecisionThatCannotBeEncodedIsAnErrorForEachPlugin) {
+  load({"dev.api.one"});
+  load({"dev.api.two"});
+  proto::DecideParams request;
+  request.request.id = "r";
+  request.request.kind = "command";
+  request.request.input = json::object{{"command", "rm \xff"}};
+  request.project = {"p1", "Project One", false};
+  std::optional<Result<policy::Verdict>> out;
+  host_->decide(request, [&](Result<policy::Verdict> v) { out = std::move(v); });
+  run_until([&] { return out.has_value(); });
+  ASSERT_TRUE(*out) << (*out).error().message;
+  EXPECT_EQ((*out)->decision, proto::DecisionDecision::ask);
+  ASSERT_EQ((*out)->by.size(), 2u);
+  for (const auto& v : (*out)->by) {
+    EXPECT_EQ(v.kind, policy::Vote::Kind::error) << v.id;
+    EXPECT_NE(v.reason.find("not valid UTF-8; it was not sent"), std::string::npos) << v.reason;
+  }
+  // Both still answer what comes next.
+  EXPECT_TRUE(call("dev.api.one", "test/echo", json::object{}));
+}
+
 TEST_F(HostApi, FactsReachTheirPluginInOrder) {
   auto id = load({"dev.api.facts"});
   for (int seq = 1; seq <= 50; ++seq) {
