@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
+#include <cctype>
 #include <set>
 #include <string>
 
@@ -46,6 +47,30 @@ TEST(MethodTable, HoldsTheSchemasDelaysAndDirections) {
   EXPECT_EQ(errs, (std::set<ErrorCode>{ErrorCode::invalid_params, ErrorCode::refused,
                                        ErrorCode::not_found, ErrorCode::failed}));
   EXPECT_TRUE(find_method("initialize")->errors.empty());
+}
+
+// find_method searches an index of the table sorted by name: every method finds its own row,
+// and a name near it (a prefix, a longer name, another case) finds only a method of that very
+// name (ws/close is ws/closed without its last letter), or none.
+TEST(MethodTable, EveryMethodIsFoundByItsNameAndNothingElseIs) {
+  auto finds_itself_or_none = [](const std::string& probe) {
+    const MethodInfo* m = find_method(probe);
+    return m == nullptr || m->name == probe;
+  };
+  for (const MethodInfo& m : methods()) {
+    EXPECT_EQ(find_method(m.name), &m) << m.name;
+    const std::string name(m.name);
+    EXPECT_TRUE(finds_itself_or_none(name + "x")) << name;
+    EXPECT_TRUE(finds_itself_or_none(name.substr(0, name.size() - 1))) << name;
+    std::string upper = name;
+    for (auto& c : upper)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(find_method(upper), nullptr) << name;
+  }
+  EXPECT_EQ(find_method("ws/clos"), nullptr);
+  EXPECT_EQ(find_method(""), nullptr);
+  EXPECT_EQ(find_method("~"), nullptr);  // after every name
+  EXPECT_EQ(find_method("!"), nullptr);  // before every name
 }
 
 TEST(MethodTypes, CarryTheirNameParamsAndResult) {
