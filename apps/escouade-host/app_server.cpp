@@ -1,10 +1,6 @@
 #include "app_server.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <boost/asio/write.hpp>
-#include <cerrno>
 #include <iostream>
 
 namespace escouade::app {
@@ -24,37 +20,17 @@ AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<
 }
 
 void AppServer::start() {
-  // A pipe or a socket is waited for, then read until a read comes back short: asio's
-  // async_read_some reads once more before it waits, which found the pipe empty after every
-  // request (one system call in seven of escouade-host's a call). Anything else (a file:
-  // epoll cannot wait for it, and reading it never blocks) is read with async_read_some.
-  struct stat st {};
-  if (::fstat(in_.native_handle(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-    boost::system::error_code nb;
-    in_.non_blocking(true, nb);
-    read_direct_ = !nb;
-  }
   read();
 }
 
-void AppServer::feed(std::size_t n) {
-  framer_.feed(
-      std::string_view(buffer_.data(), n),
-      [this](std::string_view line) { session_.feed_line(line); },
-      [this](std::size_t limit) { session_.line_too_long(limit); });
-}
-
 void AppServer::read() {
-  if (read_direct_) {
-    in_.async_wait(asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
-      if (ec == asio::error::operation_aborted) return;
-      if (ec) return input_ended();
-      read_ready();
-    });
-    return;
-  }
   in_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
-    if (n > 0) feed(n);
+    if (n > 0) {
+      framer_.feed(
+          std::string_view(buffer_.data(), n),
+          [this](std::string_view line) { session_.feed_line(line); },
+          [this](std::size_t limit) { session_.line_too_long(limit); });
+    }
     if (!ec) {
       if (pending_bytes_ > kMaxBacklog) {
         paused_ = true;  // write_next() reads again once half of it is gone
@@ -64,31 +40,12 @@ void AppServer::read() {
       return;
     }
     if (ec == asio::error::operation_aborted) return;
-    input_ended();
+    // The app closed our input: that is a shutdown.
+    if (std::string rest = framer_.finish(); !rest.empty()) session_.feed_line(rest);
+    if (closing_) return;
+    closing_ = true;
+    host_->shutdown([this] { close_host(); });
   });
-}
-
-void AppServer::read_ready() {
-  for (;;) {
-    const ssize_t n = ::read(in_.native_handle(), buffer_.data(), buffer_.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return read();
-    if (n <= 0) return input_ended();  // its end, or a failure (closed: see close())
-    feed(static_cast<std::size_t>(n));
-    if (pending_bytes_ > kMaxBacklog) {
-      paused_ = true;  // write_next() reads again once half of it is gone
-      return;
-    }
-    if (static_cast<std::size_t>(n) < buffer_.size()) return read();  // it is empty now
-  }
-}
-
-void AppServer::input_ended() {
-  // The app closed our input: that is a shutdown.
-  if (std::string rest = framer_.finish(); !rest.empty()) session_.feed_line(rest);
-  if (closing_) return;
-  closing_ = true;
-  host_->shutdown([this] { close_host(); });
 }
 
 void AppServer::close() {
@@ -140,13 +97,7 @@ void AppServer::write_next() {
                 << " to the app dropped while it did not read its input\n";
       dropped_ = 0;
     }
-    if (!closing_) {
-      if (read_direct_) {
-        read_ready();  // what came meanwhile woke nobody: it is read first
-      } else {
-        read();
-      }
-    }
+    if (!closing_) read();
   }
   if (!writing_ && pending_.empty() && drained_) {
     auto done = std::move(drained_);

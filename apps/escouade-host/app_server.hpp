@@ -52,9 +52,6 @@ class AppServer {
     bool droppable = false;  // a notification: may be dropped when the app does not read
   };
   void read();
-  void read_ready();  // read_direct_: reads until the pipe is empty, then read() waits
-  void feed(std::size_t n);
-  void input_ended();
   void write(std::string line, bool droppable);
   void write_next();
   void close_host();
@@ -71,9 +68,8 @@ class AppServer {
   std::size_t pending_bytes_ = 0;
   std::string in_flight_;
   bool writing_ = false;
-  bool paused_ = false;       // not reading the app: its input waits for the backlog to go
-  bool read_direct_ = false;  // its input is a non-blocking pipe or socket (start())
-  std::size_t dropped_ = 0;   // notifications dropped since the backlog filled
+  bool paused_ = false;      // not reading the app: its input waits for the backlog to go
+  std::size_t dropped_ = 0;  // notifications dropped since the backlog filled
   bool closing_ = false;
   std::function<void()> drained_;
 };
