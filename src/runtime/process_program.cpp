@@ -72,7 +72,6 @@ struct ProcessProgram::State {
   std::string in_flight;
   bool writing = false;
   bool write_direct = false;   // its input is non-blocking: queue_line may write it at once
-  bool read_direct = false;    // its output is non-blocking: read_output may read before a wait
   bool output_paused = false;  // its stdout is not read while its input is full
   bool full = false;           // its input filled, and has not drained to half since
   std::size_t dropped = 0;     // notifications dropped since its input filled
@@ -184,40 +183,22 @@ void note_full(const StatePtr& s) {
   if (s->events.input_full) s->events.input_full(s->backlog());
 }
 
-// Reads what its stdout holds, then waits for more. asio's async_read_some on a pipe reads once
-// more before it waits, and that read finds the pipe empty after every message: a system call
-// a message for nothing (strace, bench_host call: write, epoll_wait, read, read -> EAGAIN). A read
-// shorter than the buffer has emptied the pipe, so what the plugin writes next wakes the loop's
-// epoll_wait (edge-triggered), and the wait is armed before the loop's next epoll_wait: one
-// thread runs the loop. `ready`: read before waiting (at a resume, the pipe may hold anything).
-void read_output(const StatePtr& s, bool ready) {
-  while (ready) {
-    const ssize_t n = ::read(s->out->native_handle(), s->out_buf.data(), s->out_buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {  // its end, or a failure: as the end
-      s->out_done = true;
-      try_finish(s);
-      return;
-    }
-    s->output(std::string_view(s->out_buf.data(), static_cast<std::size_t>(n)));
-    if (!s->owner || s->finished) return;
-    if (s->backlog() > kInputBacklog) {
-      // It does not read what it is answered: it may ask nothing more until it has
-      // (back-pressure).
-      s->output_paused = true;
-      note_full(s);
-      return;
-    }
-    // More may be there; a pipe that could not be made non-blocking is read once a wake-up.
-    ready = s->read_direct && static_cast<std::size_t>(n) == s->out_buf.size();
-  }
-  s->out->async_wait(Descriptor::wait_read, [s](boost::system::error_code ec) {
-    if (!s->owner || s->finished) return;
-    if (!ec) return read_output(s, true);
-    s->out_done = true;  // cancelled (its pipe lingered past the bound) or failed
-    try_finish(s);
-  });
+void read_output(const StatePtr& s) {
+  s->out->async_read_some(asio::buffer(s->out_buf),
+                          [s](boost::system::error_code ec, std::size_t n) {
+                            if (!s->owner || s->finished) return;
+                            if (n > 0) s->output(std::string_view(s->out_buf.data(), n));
+                            if (!ec && s->backlog() > kInputBacklog) {
+                              // It does not read what it is answered: it may ask nothing
+                              // more until it has (back-pressure).
+                              s->output_paused = true;
+                              note_full(s);
+                              return;
+                            }
+                            if (!ec) return read_output(s);
+                            s->out_done = true;
+                            try_finish(s);
+                          });
 }
 
 void read_errors(const StatePtr& s) {
@@ -257,7 +238,7 @@ void write_next(const StatePtr& s) {
                     });
 }
 
-void read_output(const StatePtr& s, bool ready);
+void read_output(const StatePtr& s);
 
 // Once its input holds half the bound or less: its stdout is read again, and the notifications
 // dropped meanwhile are told.
@@ -270,7 +251,7 @@ void resume_if_drained(const StatePtr& s) {
   }
   if (s->output_paused && !s->out_done && !s->finished) {
     s->output_paused = false;
-    read_output(s, s->read_direct);
+    read_output(s);
   }
 }
 
@@ -451,15 +432,13 @@ Result<void> ProcessProgram::start(ProgramEvents events) {
   s.in->non_blocking(true, nb);
   s.write_direct = !nb;
   s.out = std::make_unique<Descriptor>(s.executor, s.child.stdout_fd);
-  s.out->non_blocking(true, nb);
-  s.read_direct = !nb;
   s.err = std::make_unique<Descriptor>(s.executor, s.child.stderr_fd);
   if (s.child.pidfd >= 0) {
     s.pidfd = std::make_unique<Descriptor>(s.executor, s.child.pidfd);
   } else {
     s.poll = std::make_unique<asio::steady_timer>(s.executor);
   }
-  read_output(state_, false);
+  read_output(state_);
   read_errors(state_);
   watch_exit(state_);
   return {};
