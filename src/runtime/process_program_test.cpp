@@ -147,6 +147,23 @@ TEST_F(ProcessProgramTest, LongStderrComesInPiecesAndTheLastLineWithoutNewline) 
   EXPECT_EQ(err_.back().substr(err_.back().size() - 4), "tail");
 }
 
+// Each answer after a pause wakes the loop again, and a burst past the 64 KiB read buffer is
+// read whole, in order.
+TEST_F(ProcessProgramTest, AnswersAfterEachPauseAndABurstLargerThanTheBufferAllArrive) {
+  auto p = make(R"(i=0; while [ $i -lt 50 ]; do read line; echo "got $line"; i=$((i+1)); done; )"
+                R"(head -c 200000 /dev/zero | tr '\0' y; echo; echo end)");
+  ASSERT_TRUE(p->start(events()));
+  for (int i = 0; i < 50; ++i) {
+    p->write_line("line " + std::to_string(i) + "\n");
+    run_until([&] { return out_.size() == static_cast<std::size_t>(i) + 1; });
+    EXPECT_EQ(out_.back(), "got line " + std::to_string(i));
+  }
+  run_until([&] { return exit_.has_value(); });
+  ASSERT_EQ(out_.size(), 52u);
+  EXPECT_EQ(out_[50], std::string(200000, 'y'));
+  EXPECT_EQ(out_[51], "end");
+}
+
 TEST_F(ProcessProgramTest, OversizedOutputLineIsDroppedAndTheNextOneComes) {
   context_.max_line_bytes = 1024;
   auto p = make(R"(head -c 5000 /dev/zero | tr '\0' y; echo; echo '{"ok":1}')");

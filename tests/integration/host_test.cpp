@@ -1,13 +1,18 @@
 // escouade-host driven as an app drives it, with real plugin processes (tests/fixtures).
 // One test per behaviour of the spec's "When the program starts" to "The journal".
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "host_client.hpp"
@@ -335,6 +340,55 @@ TEST(HostClosing, ClosingTheInputIsAShutdown) {
   auto pid = host.call("host/call", call_params(id, "test/env")).result.at("pid").as_int64();
   EXPECT_EQ(host.close_and_wait(), 0);
   EXPECT_FALSE(process_alive(static_cast<int>(pid)));
+}
+
+// Its input may be a file, which epoll cannot wait for (reading one never blocks): every
+// request is answered, and the file's end is a shutdown.
+TEST(HostClosing, RequestsFromAFileAreAnsweredAndItsEndIsAShutdown) {
+  TempDir dir;
+  const auto requests = dir.path() / "requests.jsonl";
+  std::ofstream(requests) << R"({"jsonrpc":"2.0","id":1,"method":"host/status","params":{}})"
+                          << "\n"
+                          << R"({"jsonrpc":"2.0","id":2,"method":"host/nope","params":{}})"
+                          << "\n"
+                          << R"({"jsonrpc":"2.0","id":3,"method":"host/status","params":{}})";
+  int from_host[2];
+  ASSERT_EQ(::pipe2(from_host, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, requests.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, from_host[1], 1);
+  std::vector<std::string> args{ESCOUADE_HOST_BINARY, "--data-dir", (dir.path() / "data").string(),
+                                "--keychain", "file:" + (dir.path() / "keychain").string()};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(from_host[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(from_host[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    ASSERT_GT(n, 0);
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(from_host[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::vector<json::value> answers;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    answers.push_back(json::parse(line));
+  ASSERT_EQ(answers.size(), 3u) << out;
+  EXPECT_EQ(answers[0].at("id"), 1);
+  EXPECT_TRUE(answers[0].at("result").is_array());
+  EXPECT_EQ(answers[1].at("id"), 2);
+  EXPECT_EQ(answers[1].at("error").at("code"), -32601);
+  EXPECT_EQ(answers[2].at("id"), 3);  // the last line, without its '\n', is read at the end
 }
 
 TEST(HostClosing, SigtermClosesThePluginsPolitely) {
