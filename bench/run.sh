@@ -169,28 +169,51 @@ table() {
       if (kind == "rate") return sprintf("%.2f×", ours / floor)
       return sprintf("%+.2f ms", ours - floor)
     }
+    # The ratio of each round (its floor and ours, measured minutes apart), as "lowest-highest":
+    # how far one run may stray from the medians on a shared machine.
+    function spread(i, pin, kind,   r, lo, hi, x, fl, ou) {
+      lo = ""; hi = ""
+      for (r = 1; r <= rounds; r++) {
+        fl = floor_r[i, pin, r]; ou = ours_r[i, pin, r]
+        if (fl == "" || ou == "" || fl + 0 == 0 || ou + 0 == 0) continue
+        x = kind == "diff" ? ou - fl : ou / fl
+        if (lo == "" || x < lo) lo = x
+        if (hi == "" || x > hi) hi = x
+      }
+      if (lo == "") return "?"
+      if (kind == "diff") return sprintf("%+.2f to %+.2f ms", lo, hi)
+      return sprintf("%.2f-%.2f×", lo, hi)
+    }
     FNR == NR { row[++rows] = $0; next }  # the rows, then the lines of the rounds
     {
       pin = index($0, "\"pin\":\"pinned\"") ? "pinned" : "unpinned"
+      r = field($0, "round")
       for (i = 1; i <= rows; i++) {
         split(row[i], f, "|")
-        if (index($0, f[2]) && (v = field($0, f[3])) != "") floor[i, pin] = floor[i, pin] " " v
-        if (index($0, f[4]) && (v = field($0, f[5])) != "") ours[i, pin] = ours[i, pin] " " v
+        if (index($0, f[2]) && (v = field($0, f[3])) != "") {
+          floor[i, pin] = floor[i, pin] " " v
+          floor_r[i, pin, r] = v
+        }
+        if (index($0, f[4]) && (v = field($0, f[5])) != "") {
+          ours[i, pin] = ours[i, pin] " " v
+          ours_r[i, pin, r] = v
+        }
       }
     }
     END {
       printf "Medians of %d rounds; load average %s before, %s after.\n", rounds, load_before, load_after
-      printf "ratio: ours / floor, of times (lower is better) and of rates (higher is better).\n"
+      printf "ratio: ours / floor, of times (lower is better) and of rates (higher is better);\n"
+      printf "ratio by round: the lowest and the highest of the rounds taken one by one.\n"
       for (p = 1; p <= 2; p++) {
         pin = p == 1 ? "pinned" : "unpinned"
         printf "\n%s\n\n", pin == "pinned" ? "Pinned (taskset -c 0: the whole tree on one core)" : "Unpinned"
-        print "| measure | floor | ours | ratio | target |"
-        print "|---|---|---|---|---|"
+        print "| measure | floor | ours | ratio | ratio by round | target |"
+        print "|---|---|---|---|---|---|"
         for (i = 1; i <= rows; i++) {
           split(row[i], f, "|")
           fl = median(floor[i, pin]); ou = median(ours[i, pin])
-          printf "| %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[3]), shown(ou, f[5]),
-                 compared(f[6], fl, ou), f[7]
+          printf "| %s | %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[3]), shown(ou, f[5]),
+                 compared(f[6], fl, ou), spread(i, pin, f[6]), f[7]
         }
       }
     }' <(rows) "$out/rounds.jsonl"
