@@ -162,7 +162,7 @@ void Supervisor::call(const std::string& method, std::shared_ptr<const proto::En
 void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {
   if (config_.runnable && state_ == State::running && session_ &&
       timeout > std::chrono::milliseconds(0)) {
-    send_now(std::move(q), timeout, std::move(done));
+    send_now(std::move(q), timeout, timeout, std::move(done));
     return;
   }
   auto c = std::make_shared<CallState>();
@@ -242,24 +242,15 @@ void Supervisor::send_queued(Queued q) {
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
     return;
   }
-  // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
-  const bool decision = *c->method == proto::method::PermissionsDecide::kName;
-  if (decision) held_decisions(+1);
-  auto then = lifeline_.guard([this, c, decision](CallOutcome o) {
-    if (decision) held_decisions(-1);
-    finish(c, std::move(o));
-  });
-  if (q.encoded) {
-    session_->call(*c->method, std::move(q.encoded), left, std::move(then), c->timeout);
-  } else {
-    session_->call(*c->method, std::move(q.params), left, std::move(then), c->timeout);
-  }
+  send_now(std::move(q), left, c->timeout, [this, c](CallOutcome o) { finish(c, std::move(o)); });
 }
 
-// The usual call: it runs, so nothing waits and no delay runs before the session's own. The
-// call state that a queued call shares with its delay is not made (callgrind, bench_host call:
-// an allocation, its shared count and a clock reading a call).
-void Supervisor::send_now(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {
+// Hands a call to the session with `left` of its delay `named`. The usual call comes here
+// from call_queued directly: it runs, so nothing waits and no delay runs before the session's
+// own, and the call state a queued call shares with its delay is not made (callgrind,
+// bench_host call: an allocation, its shared count and a clock reading a call).
+void Supervisor::send_now(Queued q, std::chrono::milliseconds left, std::chrono::milliseconds named,
+                          rpc::CallDone done) {
   // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
   const bool decision = *q.method == proto::method::PermissionsDecide::kName;
   if (decision) held_decisions(+1);
@@ -268,9 +259,9 @@ void Supervisor::send_now(Queued q, std::chrono::milliseconds timeout, rpc::Call
     if (done) done(std::move(o));
   });
   if (q.encoded) {
-    session_->call(*q.method, std::move(q.encoded), timeout, std::move(then), timeout);
+    session_->call(*q.method, std::move(q.encoded), left, std::move(then), named);
   } else {
-    session_->call(*q.method, std::move(q.params), timeout, std::move(then), timeout);
+    session_->call(*q.method, std::move(q.params), left, std::move(then), named);
   }
 }
 

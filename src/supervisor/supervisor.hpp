@@ -136,7 +136,8 @@ class Supervisor {
   void begin_handshake();
   void handshake_done(rpc::CallOutcome outcome);
   void send_queued(Queued q);
-  void send_now(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done);
+  void send_now(Queued q, std::chrono::milliseconds left, std::chrono::milliseconds named,
+                rpc::CallDone done);
   void enqueue(Queued q);
   void program_exited(const runtime::ProgramEnd& end);
   // One more (+1) or one fewer (-1) permissions/decide call sent and not yet ended.
