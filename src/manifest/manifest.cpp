@@ -395,17 +395,20 @@ Result<Manifest> load_manifest(const fs::path& folder, const CheckEnvironment& e
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxManifestBytes) {
     return too_big(static_cast<std::uintmax_t>(st.st_size));
   }
-  // Never more than the limit and one byte, even if the file grew since its size was read.
-  std::string text(kMaxManifestBytes + 1, '\0');
-  std::size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+  // Never more than the limit and one byte, even if the file grew since its size was read. Read
+  // by chunks of a buffer left as it is (a string of the limit, zeroed, cost each load a 256 KiB
+  // memset: callgrind, 861k -> 584k instructions a load).
+  constexpr std::size_t kMostRead = kMaxManifestBytes + 1;
+  std::string text;
+  text.reserve(std::min(static_cast<std::size_t>(st.st_size) + 1, kMostRead));
+  char chunk[16 * 1024];
+  while (text.size() < kMostRead) {
+    const ssize_t n = ::read(fd.get(), chunk, std::min(sizeof chunk, kMostRead - text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return refusal(root_message("cannot be read: " + os_message(errno)));
     if (n == 0) break;
-    got += static_cast<std::size_t>(n);
+    text.append(chunk, static_cast<std::size_t>(n));
   }
-  text.resize(got);
   if (text.size() > kMaxManifestBytes) return too_big(text.size());
   return parse_manifest(text, folder, environment);
 }
