@@ -1,6 +1,8 @@
 #include "base/quote.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "base/utf8.hpp"
@@ -21,6 +23,21 @@ std::size_t multibyte_char_length(std::string_view s) noexcept {
                                                      : 0;
   if (len == 0 || len > s.size()) return 0;
   return is_valid_utf8(s.substr(0, len)) ? len : 0;
+}
+
+// Whether none of the 8 bytes at `p` is below 0x20, DEL or past ASCII: each is kept as it is
+// (a tab, kept too, makes the word not plain; the caller takes it byte by byte). The tests of
+// a byte below 0x20 and of a zero byte are the exact ones for a whole word (Anderson, "Bit
+// Twiddling Hacks": hasless, haszero).
+bool plain_word(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  const std::uint64_t del = w ^ (kOnes * 0x7F);
+  const std::uint64_t is_del = (del - kOnes) & ~del & kHighs;
+  return ((w & kHighs) | below_space | is_del) == 0;
 }
 
 // One character of the input and what the journal writes for it.
@@ -73,8 +90,16 @@ std::size_t append_escaped_for_journal(std::string& out, std::string_view s, std
     // once (callgrind: a journal line's escape cost 25 instructions a byte, one at a time).
     std::size_t run = 0;
     const std::size_t room = std::min(max_chars - chars, max_bytes - (out.size() - start));
-    while (run < room && taken + run < s.size()) {
-      const auto c = static_cast<unsigned char>(s[taken + run]);
+    const std::size_t limit = std::min(room, s.size() - taken);
+    const char* from = s.data() + taken;
+    while (run < limit) {
+      // Eight bytes at once when none of them is escaped (callgrind: 740 instructions a
+      // decision's vote line, one byte at a time); a word with a tab goes byte by byte.
+      if (limit - run >= 8 && plain_word(from + run)) {
+        run += 8;
+        continue;
+      }
+      const auto c = static_cast<unsigned char>(from[run]);
       if ((c < 0x20 && c != '\t') || c >= 0x7F) break;
       ++run;
     }

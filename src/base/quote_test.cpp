@@ -116,5 +116,45 @@ TEST(EscapeForJournal, ARunOfPlainTextKeepsBothBudgets) {
   EXPECT_EQ(out, std::string(40, 'a') + "\tb");
 }
 
+TEST(EscapeForJournal, FindsWhatToEscapeAtEveryPlaceOfAWord) {
+  // Plain text is scanned eight bytes at a time: each byte that is escaped, or kept though it
+  // is not printable ASCII (a tab), is put at every offset of three words, and the bytes
+  // around it at the edges of the printable range (space and tilde).
+  struct Case {
+    std::string in;
+    std::string out;
+  };
+  const Case cases[] = {{std::string(1, '\0'), "\\x00"},
+                        {"\x01", "\\x01"},
+                        {"\x1F", "\\x1F"},
+                        {"\x7F", "\\x7F"},
+                        {"\x80", "\\x80"},
+                        {"\xFF", "\\xFF"},
+                        {"\xC2\x85", "\\u0085"},
+                        {"\xE2\x80\xA8", "\\u2028"},
+                        {"\n", "\\n"},
+                        {"\r", "\\r"},
+                        {"\t", "\t"},
+                        {"\xC3\xA9", "\xC3\xA9"},
+                        {" ", " "},
+                        {"~", "~"}};
+  for (const Case& c : cases) {
+    for (std::size_t at = 0; at <= 24; ++at) {
+      const std::string before = std::string(at, 'a');
+      const std::string after = " ~" + std::string(30 - at, 'z');
+      const std::string text = before + c.in + after;
+      std::string out;
+      EXPECT_EQ(append_escaped_for_journal(out, text, kNoLimit, kNoLimit), text.size());
+      EXPECT_EQ(out, before + c.out + after) << "offset " << at << ", " << c.out;
+      // A byte budget that ends just before it: the text is cut there.
+      out.clear();
+      if (c.out.size() > 1) {
+        EXPECT_EQ(append_escaped_for_journal(out, text, kNoLimit, at + c.out.size() - 1), at);
+        EXPECT_EQ(out, before);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace escouade
