@@ -130,6 +130,7 @@ Journal::Journal(JournalOptions options)
       clock_(options.clock ? std::move(options.clock)
                            : [] { return std::chrono::system_clock::now(); }) {
   auto current = read_last_lines(file_->path(), tail_lines_);
+  ring_.reserve(tail_lines_);
   if (current.size() < tail_lines_) {
     auto older = read_last_lines(file_->rotated_path(), tail_lines_ - current.size());
     std::move(older.begin(), older.end(), std::back_inserter(ring_));
@@ -146,16 +147,15 @@ void Journal::set_masker(std::function<void(std::string&)> masker) {
 }
 
 void Journal::write(JournalLevel level, std::string_view text) {
-  std::string masked_copy;
   std::string_view masked = text;
   if (masker_) {
-    masked_copy.assign(text);
+    masked_.assign(text);
     try {
-      masker_(masked_copy);
+      masker_(masked_);
     } catch (...) {
-      masked_copy = kMaskingFailed;
+      masked_ = kMaskingFailed;
     }
-    masked = masked_copy;
+    masked = masked_;
   }
 
   const auto now = clock_();
@@ -199,7 +199,15 @@ bool Journal::send(std::string line) {
 
 std::vector<std::string> Journal::tail(std::size_t n) const {
   n = std::min(n, ring_.size());
-  return {ring_.end() - static_cast<std::ptrdiff_t>(n), ring_.end()};
+  std::vector<std::string> out;
+  out.reserve(n);
+  // The newest n, oldest first: from n before the end of the ring's order, wrapping round.
+  std::size_t at = (ring_start_ + ring_.size() - n) % std::max<std::size_t>(ring_.size(), 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(ring_[at]);
+    if (++at == ring_.size()) at = 0;
+  }
+  return out;
 }
 
 std::uint64_t Journal::write_failures() const noexcept {
@@ -216,14 +224,13 @@ const std::filesystem::path& Journal::rotated_path() const noexcept {
 
 void Journal::remember(std::string_view line) {
   if (tail_lines_ == 0) return;
-  // Once the tail is full, the oldest line's buffer takes the new one: no allocation a line.
-  std::string slot;
-  if (ring_.size() == tail_lines_) {
-    slot = std::move(ring_.front());
-    ring_.pop_front();
+  if (ring_.size() < tail_lines_) {
+    ring_.emplace_back(line);
+    return;
   }
-  slot.assign(line);
-  ring_.push_back(std::move(slot));
+  // Full: the oldest line's buffer takes the new one, which becomes the newest.
+  ring_[ring_start_].assign(line);
+  if (++ring_start_ == ring_.size()) ring_start_ = 0;
 }
 
 }  // namespace escouade

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -94,9 +93,13 @@ class Journal {
   std::size_t tail_lines_;
   std::function<std::chrono::system_clock::time_point()> clock_;
   std::function<void(std::string&)> masker_;
-  std::deque<std::string> ring_;  // the tail, oldest first
-  std::uint64_t lost_ = 0;        // lines the writer's full queue refused, not yet reported
-  std::uint64_t refused_ = 0;     // the same, in all
+  // The tail: lines in the order they came, the oldest at ring_start_ once it is full (its
+  // buffer then takes the next line: no allocation, no deque bookkeeping, a line).
+  std::vector<std::string> ring_;
+  std::size_t ring_start_ = 0;
+  std::string masked_;         // the masker's copy of a line, its room kept from line to line
+  std::uint64_t lost_ = 0;     // lines the writer's full queue refused, not yet reported
+  std::uint64_t refused_ = 0;  // the same, in all
 };
 
 }  // namespace escouade
