@@ -31,6 +31,9 @@ struct Pending {
   bool finished = false;
   std::unique_ptr<Timer> timer;
   Host::DecideDone done;
+  // Each vote's journal line is made here in turn (the journal copies it): one buffer a
+  // decision, not one a plugin.
+  std::string line;
 
   void finish() {
     if (finished) return;
@@ -127,8 +130,8 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
       if (v.message) journal->mask(*v.message);
       journal->mask(v.reason);
       if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
-        std::string line;
-        line.reserve(what->size() + 16 + (v.message ? v.message->size() : v.reason.size()));
+        std::string& line = pending->line;
+        line.clear();
         line.append(*what).append(": ").append(to_string(v.kind));
         if (v.message) {
           line.append(": ").append(*v.message);
