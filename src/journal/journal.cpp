@@ -130,7 +130,6 @@ Journal::Journal(JournalOptions options)
       clock_(options.clock ? std::move(options.clock)
                            : [] { return std::chrono::system_clock::now(); }) {
   auto current = read_last_lines(file_->path(), tail_lines_);
-  ring_.reserve(tail_lines_);
   if (current.size() < tail_lines_) {
     auto older = read_last_lines(file_->rotated_path(), tail_lines_ - current.size());
     std::move(older.begin(), older.end(), std::back_inserter(ring_));
