@@ -406,6 +406,10 @@ TEST(SandboxEscouadeHost, TheEngineStartsOnlyWithTheFirstSandboxedPlugin) {
   EXPECT_TRUE(eventually([&] { return has_engine_threads(host.pid()); }));
   auto js = host.call_plugin(id, "test/echo", json::object{{"n", 2}});
   EXPECT_EQ(js.at("echo"), (json::object{{"n", 2}}));
+  // Its instance's thread named itself (it once was named by its maker, which raced with a
+  // thread that ended at once).
+  const auto names = thread_names(host.pid());
+  EXPECT_NE(std::find(names.begin(), names.end(), "escouade-js"), names.end());
 }
 
 TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
@@ -415,6 +419,8 @@ TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
   auto id = host.load_and_enable(folder);
   auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
+  const auto names = thread_names(host.pid());
+  EXPECT_NE(std::find(names.begin(), names.end(), "escouade-wasm"), names.end());
   host.wait_journal(id, "started: plugin.wasm in the sandbox");
   host.wait_journal(id, "echo.wasm: started");
   EXPECT_EQ(host.status(id).at("state"), "running");
