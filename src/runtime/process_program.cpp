@@ -77,9 +77,9 @@ struct ProcessProgram::State {
   std::size_t dropped = 0;     // notifications dropped since its input filled
 
   std::size_t backlog() const noexcept { return pending_bytes + in_flight.size(); }
-  // Not zeroed: only what a read put there is used. Zeroing them cost each start 80 KiB of
-  // memset and the page faults of 20 pages the reads never touch (callgrind, bench_host cold:
-  // 82k of the 177k host instructions from the call to its answer).
+  // Not zeroed: only what a read put there is used. Zeroing them cost each start an 80 KiB
+  // memset (callgrind, bench_host cold: 82k of the 177k host instructions from the call to its
+  // answer).
   std::array<char, 64 * 1024> out_buf;
   std::array<char, 16 * 1024> err_buf;
 

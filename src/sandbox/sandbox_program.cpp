@@ -138,8 +138,9 @@ void* precompile_main(void* arg) {
 
 // What a new thread runs first: it names itself, then runs `main(arg)`. Naming it from the
 // thread that made it raced with its end: a detached thread that ended at once (a bundle refused
-// before it ran) had freed its descriptor, and pthread_setname_np read it (a SEGV the stress
-// rounds of scripts/test.sh caught under AddressSanitizer, twice in 400 runs).
+// before it ran) had freed its descriptor, and pthread_setname_np read it (a SEGV under
+// AddressSanitizer on a loaded core: two sandbox tests, once each in scripts/test.sh's stress
+// rounds).
 struct Launch {
   void* (*main)(void*);
   void* arg;
