@@ -4,9 +4,14 @@
 // - the generated params check and valijson's disagree on whether a call's params are valid;
 // - a valid message does not come back equal from encode then decode, or its line is not one
 //   line ended by one '\n';
-// - the error reply owed to an invalid entry cannot be encoded, or does not round-trip.
+// - the error reply owed to an invalid entry cannot be encoded, or does not round-trip;
+// - json_text (what escouade-host forwards without building it) takes a line the decoder
+//   refuses as not JSON or the reverse, misses an object's member, or gives a member's value
+//   or an integer other than the decoder's.
 
 #include <algorithm>
+#include <array>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <cmath>
@@ -25,6 +30,7 @@
 #include "protocol/framing.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
+#include "protocol/json_text.hpp"
 #include "protocol/message.hpp"
 #include "protocol/params_check.hpp"
 #include "protocol/schema_validator.hpp"
@@ -160,11 +166,48 @@ bool round_trip(const proto::Message& m) {
   return true;
 }
 
+// json_text's view of the line against the decoder's and Boost.JSON's.
+void check_text(std::string_view line, const proto::Parsed& parsed) {
+  const auto* only = parsed.batch ? nullptr : std::get_if<proto::Invalid>(&parsed.entries.front());
+  const bool not_json = only && only->code == -32700;
+  const bool checked = proto::is_json_text(line, proto::DecodeOptions{}.max_depth);
+  if (checked == not_json) {
+    std::fprintf(stderr, "is_json_text says %d, the decoder %s\n", checked,
+                 not_json ? only->reason.c_str() : "JSON");
+    __builtin_trap();
+  }
+  if (!checked) return;
+  json::parse_options options;
+  options.max_depth = proto::DecodeOptions{}.max_depth;
+  const json::value whole = json::parse(line, {}, options);
+  std::array<proto::MemberText, kMaxLineBytes / 4> found;  // more than a line can hold
+  const auto n = proto::object_members(line, found);
+  const json::object* object = whole.if_object();
+  if (!object) {
+    if (n) __builtin_trap();
+    return;
+  }
+  if (!n || *n < object->size()) __builtin_trap();
+  const std::span<const proto::MemberText> members(found.data(), *n);
+  for (const auto& m : members) {
+    if (m.key.find('\\') != std::string_view::npos) continue;  // keys as written
+    const auto value = proto::member(members, m.key);
+    if (!value) continue;  // given twice
+    const json::value* decoded = object->if_contains(m.key);
+    if (!decoded || !same_json(json::parse(*value, {}, options), *decoded)) __builtin_trap();
+    if (const auto i = proto::integer_text(*value);
+        i && (!decoded->is_int64() || *i != decoded->get_int64())) {
+      __builtin_trap();
+    }
+  }
+}
+
 void check_line(proto::Decoder& decoder, std::string_view line) {
   if (line.empty() || line.size() > kMaxLineBytes) __builtin_trap();
   if (line.find('\n') != std::string_view::npos) __builtin_trap();
   proto::Parsed parsed = decoder.decode(line);
   if (parsed.entries.empty()) __builtin_trap();
+  check_text(line, parsed);
   for (const proto::Entry& entry : parsed.entries) {
     if (const auto* m = std::get_if<proto::Message>(&entry)) {
       if (m->is_call()) check_params_agree(*m);

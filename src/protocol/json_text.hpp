@@ -1,0 +1,52 @@
+#pragma once
+
+// JSON text taken as it is: checked without being built into values, and the members of an
+// object found in it. What escouade-host forwards between the app and a plugin (a host/call's
+// payload, the plugin's result) goes through these instead of a DOM: parsing it into values and
+// writing them out again cost more than the rest of the call (docs/PERFORMANCE.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace escouade::proto {
+
+// Whether `text` is one JSON value, with nothing but whitespace around it, that the Decoder
+// (decode.hpp) would take: nested at most `max_depth` deep, its strings valid UTF-8, each of its
+// numbers finite. Boost.JSON's own parser checks it, building nothing.
+bool is_json_text(std::string_view text, std::size_t max_depth);
+
+// One member of an object, as written: `key` between its quotes, escapes left as they are (so
+// "a\u0062" is not "ab"), and `value`, the text of its value without the whitespace around it.
+struct MemberText {
+  std::string_view key;
+  std::string_view value;
+};
+
+// The members of the object `text`, in their order, written into `out`: how many there are, or
+// nullopt when `text` is not an object with at most out.size() members. Meant for text that
+// is_json_text accepted; on any other it never reads outside `text` and may return nullopt or
+// spans that mean nothing, so the text is to be checked before what it says is trusted.
+std::optional<std::size_t> object_members(std::string_view text, std::span<MemberText> out);
+
+// The same, and in one pass the members of the object that is the value of the member `key`
+// (its first such value), into `inner`: `inner` nullopt when no member `key` holds an object.
+// nullopt as a whole when either object has more members than its span holds.
+struct NestedMembers {
+  std::size_t outer = 0;
+  std::optional<std::size_t> inner;
+};
+std::optional<NestedMembers> object_members(std::string_view text, std::span<MemberText> out,
+                                            std::string_view key, std::span<MemberText> inner);
+
+// The value of the member `key` (as written) in `members`; nullopt when there is none, or more
+// than one (a key given twice is left to the Decoder, which builds the values).
+std::optional<std::string_view> member(std::span<const MemberText> members, std::string_view key);
+
+// Whether `value` is a JSON integer written without fraction nor exponent that fits in int64:
+// its value, else nullopt.
+std::optional<std::int64_t> integer_text(std::string_view value);
+
+}  // namespace escouade::proto

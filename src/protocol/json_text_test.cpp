@@ -1,0 +1,192 @@
+#include "protocol/json_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <boost/json/parse.hpp>
+#include <string>
+
+#include "protocol/decode.hpp"
+
+namespace escouade::proto {
+namespace {
+
+namespace json = boost::json;
+
+// What the Decoder says of the same text, as a whole line: JSON it takes or not.
+bool decoder_takes(std::string_view text) {
+  const Parsed p = Decoder().decode(text);
+  if (p.entries.size() != 1 || p.batch) return true;  // a batch: it was JSON
+  const auto* i = std::get_if<Invalid>(&p.entries[0]);
+  return !i || i->code != -32700;
+}
+
+TEST(JsonText, TakesWhatTheDecoderTakes) {
+  for (std::string_view text : {
+           R"({})",
+           R"([])",
+           R"("x")",
+           R"(1)",
+           R"(-0.5e3)",
+           R"(null)",
+           R"(true)",
+           R"( {"a" : [1, 2, {"b": "c\"}"}] } )",
+           R"({"k":"\u00e9\ud83d\ude00"})",
+           "{\"a\":\t\r1}",
+           R"({"a":1,"a":2})",
+           R"([[[[[[[[[[1]]]]]]]]]])",
+       }) {
+    EXPECT_TRUE(is_json_text(text, 64)) << text;
+    EXPECT_TRUE(decoder_takes(text)) << text;
+  }
+}
+
+TEST(JsonText, RefusesWhatTheDecoderRefuses) {
+  for (std::string_view text : {
+           "",
+           " ",
+           "{",
+           "}",
+           R"({"a":})",
+           R"({"a":1,})",
+           R"([1,])",
+           R"({} {})",
+           R"({}x)",
+           R"({"a":1}])",
+           R"('a')",
+           R"({a:1})",
+           R"(01)",
+           R"(1.)",
+           R"(.5)",
+           R"(NaN)",
+           R"(Infinity)",
+           R"(1e400)",
+           R"(-1e400)",
+           R"({"a":[1e999]})",
+           R"(/* c */ 1)",
+           R"("\x")",
+           R"("\u12")",
+           "\"a\x01\"",
+           "\"\xff\"",
+           "\"\xc3\"",
+           "\"\xed\xa0\x80\"",
+           R"(tru)",
+           R"(nul)",
+       }) {
+    EXPECT_FALSE(is_json_text(text, 64)) << text;
+    EXPECT_FALSE(decoder_takes(text)) << text;
+  }
+}
+
+TEST(JsonText, DepthIsBoundAsTheDecoders) {
+  std::string deep(64, '[');
+  deep += std::string(64, ']');
+  EXPECT_TRUE(is_json_text(deep, 64));
+  EXPECT_TRUE(decoder_takes(deep));
+  const std::string deeper = "[" + deep + "]";
+  EXPECT_FALSE(is_json_text(deeper, 64));
+  EXPECT_FALSE(decoder_takes(deeper));
+  EXPECT_FALSE(is_json_text(std::string(100000, '['), 64));
+}
+
+TEST(JsonText, MembersAsWritten) {
+  std::array<MemberText, 8> m;
+  const std::string_view text =
+      R"( { "jsonrpc" : "2.0", "id":7,"result" : {"a":[1,"]}",{"b":null}]} ,"x\"y":"}" } )";
+  ASSERT_TRUE(is_json_text(text, 64));
+  const auto n = object_members(text, m);
+  ASSERT_EQ(n, 4u);
+  EXPECT_EQ(m[0].key, "jsonrpc");
+  EXPECT_EQ(m[0].value, R"("2.0")");
+  EXPECT_EQ(m[1].key, "id");
+  EXPECT_EQ(m[1].value, "7");
+  EXPECT_EQ(m[2].key, "result");
+  EXPECT_EQ(m[2].value, R"({"a":[1,"]}",{"b":null}]})");
+  EXPECT_EQ(json::parse(m[2].value), json::parse(R"({"a":[1,"]}",{"b":null}]})"));
+  EXPECT_EQ(m[3].key, R"(x\"y)");
+  EXPECT_EQ(m[3].value, R"("}")");
+  const std::span<const MemberText> found(m.data(), *n);
+  EXPECT_EQ(member(found, "result"), m[2].value);
+  EXPECT_EQ(member(found, "error"), std::nullopt);
+}
+
+TEST(JsonText, AnEmptyObjectHasNoMembers) {
+  std::array<MemberText, 2> m;
+  EXPECT_EQ(object_members(" { } ", m), 0u);
+}
+
+TEST(JsonText, NotAnObjectOrTooManyMembersIsNone) {
+  std::array<MemberText, 2> m;
+  EXPECT_EQ(object_members(R"([1,2])", m), std::nullopt);
+  EXPECT_EQ(object_members(R"("{}")", m), std::nullopt);
+  EXPECT_EQ(object_members(R"({"a":1,"b":2,"c":3})", m), std::nullopt);
+  EXPECT_EQ(object_members(R"({"a":1,"b":2})", m), 2u);
+}
+
+TEST(JsonText, AKeyGivenTwiceIsLeftToTheDecoder) {
+  std::array<MemberText, 4> m;
+  const auto n = object_members(R"({"result":1,"result":2})", m);
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(member(std::span<const MemberText>(m.data(), *n), "result"), std::nullopt);
+}
+
+// Text that is not JSON: the scan stays inside it whatever it holds (AddressSanitizer watches
+// each case: the text is a copy of exactly its size).
+TEST(JsonText, MembersOfBrokenTextStayInside) {
+  std::array<MemberText, 4> m;
+  for (std::string_view text : {
+           "{",         "{\"",         "{\"a",        "{\"a\"",     "{\"a\":",
+           "{\"a\":\"", "{\"a\":\"\\", "{\"a\":{",    "{\"a\":[[[", "{\"a\":1",
+           "{\"a\":1,", "{\"a\":1,\"", "{\"a\":}}}}", "{\"\\\"}",   "{\"a\":\"x\\\"}",
+           "{\"a\" 1}", "{\"a\":1 2}", "{1:2}",       "{\"a\":]}",  "{\"a\":1,}",
+       }) {
+    const std::string copy(text);
+    (void)object_members(copy, m);
+  }
+  EXPECT_EQ(object_members("{\"a\":1", m), std::nullopt);
+  EXPECT_EQ(object_members("{\"a\":\"\\", m), std::nullopt);
+  EXPECT_EQ(object_members("{\"a\":[[[", m), std::nullopt);
+}
+
+TEST(JsonText, AnObjectsMembersAndThoseOfOneOfItsObjectsInOnePass) {
+  std::array<MemberText, 4> top, inner;
+  const std::string_view text =
+      R"({"id":1,"params":{"id":"p","params":{"deep":[{"x":"}"}]},"n":2},"more":{"a":1}})";
+  const auto n = object_members(text, top, "params", inner);
+  ASSERT_TRUE(n);
+  ASSERT_EQ(n->outer, 3u);
+  ASSERT_EQ(n->inner, 3u);
+  EXPECT_EQ(top[1].value, R"({"id":"p","params":{"deep":[{"x":"}"}]},"n":2})");
+  EXPECT_EQ(top[2].value, R"({"a":1})");
+  EXPECT_EQ(inner[1].key, "params");
+  EXPECT_EQ(inner[1].value, R"({"deep":[{"x":"}"}]})");
+  EXPECT_EQ(inner[2].value, "2");
+  // No such member, or one that is not an object: no inner members.
+  EXPECT_EQ(object_members(R"({"params":[1]})", top, "params", inner)->inner, std::nullopt);
+  EXPECT_EQ(object_members(R"({"x":{}})", top, "params", inner)->inner, std::nullopt);
+  // Too many members inside: none at all.
+  EXPECT_EQ(object_members(R"({"params":{"a":1,"b":2,"c":3,"d":4,"e":5}})", top, "params", inner),
+            std::nullopt);
+  // Broken text stays inside.
+  for (std::string_view broken :
+       {R"({"params":{)", R"({"params":{"a")", R"({"params":{"a":1})", R"({"params":{"a":1}})"}) {
+    const std::string copy(broken);
+    const auto got = object_members(copy, top, "params", inner);
+    EXPECT_EQ(got.has_value(), broken == R"({"params":{"a":1}})") << broken;
+  }
+}
+
+TEST(JsonText, IntegersWrittenPlainly) {
+  EXPECT_EQ(integer_text("0"), 0);
+  EXPECT_EQ(integer_text("7"), 7);
+  EXPECT_EQ(integer_text("-12"), -12);
+  EXPECT_EQ(integer_text("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(integer_text("-9223372036854775808"), INT64_MIN);
+  for (std::string_view not_one : {"", "-", "-0", "01", "1.0", "1e2", "9223372036854775808",
+                                   "\"1\"", "1 ", "+1", "null", "0x1"}) {
+    EXPECT_EQ(integer_text(not_one), std::nullopt) << not_one;
+  }
+}
+
+}  // namespace
+}  // namespace escouade::proto
