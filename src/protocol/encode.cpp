@@ -102,7 +102,11 @@ void append_message(std::string& out, const Message& m) {
       out += R"(,"id":)";
       append_json(out, m.id);
       out += R"(,"result":)";
-      append_json(out, m.result);
+      if (m.result_text.empty()) {
+        append_json(out, m.result);
+      } else {
+        out += m.result_text;  // checked JSON, as it came
+      }
       break;
     case MessageKind::error_response:
       out += R"(,"id":)";

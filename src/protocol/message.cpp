@@ -32,6 +32,14 @@ Message Message::response(boost::json::value id, boost::json::value result) {
   return m;
 }
 
+Message Message::response_text(boost::json::value id, std::string result) {
+  Message m;
+  m.kind = MessageKind::response;
+  adopt(m.id, std::move(id));
+  m.result_text = std::move(result);
+  return m;
+}
+
 Message Message::error_response(boost::json::value id, int code, std::string message,
                                 std::optional<boost::json::value> data) {
   Message m;

@@ -33,6 +33,9 @@ struct Message {
   // nullopt when the message had no params (or "params": null, taken as none).
   std::optional<boost::json::value> params;
   boost::json::value result;
+  // A response whose result is JSON text taken as it came (Message::response_text): written as
+  // it is, `result` then null. Empty otherwise.
+  std::string result_text;
   ErrorObject error;
 
   static Message request(boost::json::value id, std::string method,
@@ -40,6 +43,8 @@ struct Message {
   static Message notification(std::string method,
                               std::optional<boost::json::value> params = std::nullopt);
   static Message response(boost::json::value id, boost::json::value result);
+  // `result`: one JSON value that proto::is_json_text accepted, with no raw line break.
+  static Message response_text(boost::json::value id, std::string result);
   static Message error_response(boost::json::value id, int code, std::string message,
                                 std::optional<boost::json::value> data = std::nullopt);
 

@@ -35,6 +35,10 @@ void Reply::result(boost::json::value value) {
   send(proto::Message::response(id_, std::move(value)));
 }
 
+void Reply::result_text(std::string json) {
+  send(proto::Message::response_text(id_, std::move(json)));
+}
+
 void Reply::error(proto::ErrorCode code, std::string message) {
   send(proto::Message::error_response(id_, proto::wire_code(code), std::move(message)));
 }

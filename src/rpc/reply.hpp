@@ -27,6 +27,8 @@ class Reply {
   ~Reply();
 
   void result(boost::json::value value);
+  // The result as JSON text taken as it came (rpc::ResultForm::text), written as it is.
+  void result_text(std::string json);
   void error(proto::ErrorCode code, std::string message);
   // An error of the project's (base/result.hpp): its code as proto::wire_code gives it.
   void error(const Error& e);

@@ -1,13 +1,16 @@
 #include "rpc/session.hpp"
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "base/quote.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/json_text.hpp"
 #include "protocol/wire_error.hpp"
 
 namespace escouade::rpc {
@@ -138,6 +141,7 @@ void Session::close() {
   // Complete each call in flight once, in the order they were made.
   auto pending = std::move(pending_);
   pending_.clear();
+  text_calls_ = 0;
   deadline_timer_->cancel();
   armed_for_.reset();
   for (auto& [id, p] : pending) {
@@ -163,6 +167,7 @@ void Session::line_too_long(std::size_t limit) {
 void Session::feed_line(std::string_view line) {
   if (core_->closed) return;
   tell_refusals_if_back_under(false);
+  if (text_calls_ > 0 && take_text_answer(line)) return;
   proto::Parsed parsed = decoder_.decode(line);
 
   std::size_t owed = 0;
@@ -297,7 +302,7 @@ void Session::send_notification(std::string line) {
 
 std::int64_t Session::call(std::string_view method, std::optional<json::value> params,
                            std::chrono::milliseconds timeout, CallDone done,
-                           std::optional<std::chrono::milliseconds> named_delay) {
+                           std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
   const std::int64_t id = next_id_++;
   CallOutcome refused;
   refused.kind = CallOutcome::Kind::closed;
@@ -313,14 +318,14 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
     asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
     return id;
   }
-  track(id, method, std::move(*line), timeout, std::move(done), named_delay);
+  track(id, method, std::move(*line), timeout, std::move(done), named_delay, form);
   return id;
 }
 
 std::int64_t Session::call(std::string_view method,
                            std::shared_ptr<const proto::EncodedParams> params,
                            std::chrono::milliseconds timeout, CallDone done,
-                           std::optional<std::chrono::milliseconds> named_delay) {
+                           std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
   const std::int64_t id = next_id_++;
   if (core_->closed) {
     CallOutcome refused;
@@ -329,13 +334,13 @@ std::int64_t Session::call(std::string_view method,
     return id;
   }
   track(id, method, proto::encode_request(id, method, *params), timeout, std::move(done),
-        named_delay);
+        named_delay, form);
   return id;
 }
 
 void Session::track(std::int64_t id, std::string_view method, std::string line,
                     std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay) {
+                    std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
   // A call in flight is one node of pending_, and its method's name is shared (base/names.hpp):
   // counted with callgrind, two allocations a call fewer.
   const auto start = clock_.now();
@@ -345,6 +350,8 @@ void Session::track(std::int64_t id, std::string_view method, std::string line,
   p.start = start;
   p.deadline = start + timeout;
   p.done = std::move(done);
+  p.form = form;
+  if (form == ResultForm::text) ++text_calls_;
   if (!armed_for_ || p.deadline < *armed_for_) arm_deadline(p.deadline);
   core_->send(std::move(line));
 }
@@ -381,6 +388,7 @@ void Session::call_timed_out(std::int64_t id) {
   if (it == pending_.end()) return;  // answered meanwhile
   auto node = pending_.extract(it);
   Pending& p = node.mapped();
+  if (p.form == ResultForm::text) --text_calls_;
   report(*p.method + ": no answer within " + std::to_string(p.timeout.count()) + " ms");
   expired_[id] = {*p.method, p.start};
   while (expired_.size() > kExpiredKept)
@@ -411,7 +419,13 @@ void Session::answer_arrived(Message&& m) {
   Pending& p = node.mapped();
   CallOutcome outcome;
   outcome.elapsed = clock_.now() - p.start;
-  if (m.kind == MessageKind::response) {
+  if (p.form == ResultForm::text) --text_calls_;
+  if (m.kind == MessageKind::response && p.form == ResultForm::text) {
+    // An answer take_text_answer left (a key with an escape, "\r" between tokens...): its
+    // result written again from its values.
+    outcome.kind = CallOutcome::Kind::result;
+    outcome.result_text = json::serialize(m.result);
+  } else if (m.kind == MessageKind::response) {
     outcome.kind = CallOutcome::Kind::result;
     proto::adopt(outcome.result, std::move(m.result));
   } else {
@@ -419,6 +433,43 @@ void Session::answer_arrived(Message&& m) {
     outcome.error = std::move(m.error);
   }
   if (p.done) p.done(std::move(outcome));
+}
+
+bool Session::take_text_answer(std::string_view line) {
+  // Answers hold three members; a few more (unknown ones, ignored as the decoder ignores them)
+  // still fit, and a line of more goes the decoder's way.
+  std::array<proto::MemberText, 8> found;
+  const auto n = proto::object_members(line, found);
+  if (!n) return false;
+  const std::span<const proto::MemberText> members(found.data(), *n);
+  for (const auto& m : members) {
+    // A key written with an escape ("m\u0065thod") is read by the decoder only, which reads
+    // it as what it means; a call or an error answer is the decoder's too.
+    if (m.key.find('\\') != std::string_view::npos || m.key == "method" || m.key == "error") {
+      return false;
+    }
+  }
+  const auto result = proto::member(members, "result");
+  const auto id_text = proto::member(members, "id");
+  if (!result || !id_text || proto::member(members, "jsonrpc") != R"("2.0")") return false;
+  // "\r" is whitespace to JSON but a line break to the line it would be written into.
+  if (result->find('\r') != std::string_view::npos) return false;
+  const auto id = proto::integer_text(*id_text);
+  if (!id) return false;
+  auto it = pending_.find(*id);
+  if (it == pending_.end() || it->second.form != ResultForm::text) return false;
+  // Checked last, once the line is known to be such an answer: the whole line, as the decoder
+  // would have (its grammar, depth, UTF-8 and numbers).
+  if (!proto::is_json_text(line, proto::DecodeOptions{}.max_depth)) return false;
+  auto node = pending_.extract(it);
+  Pending& p = node.mapped();
+  --text_calls_;
+  CallOutcome outcome;
+  outcome.kind = CallOutcome::Kind::result;
+  outcome.elapsed = clock_.now() - p.start;
+  outcome.result_text.assign(result->data(), result->size());
+  if (p.done) p.done(std::move(outcome));
+  return true;
 }
 
 }  // namespace escouade::rpc

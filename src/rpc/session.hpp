@@ -37,6 +37,11 @@ struct SessionCore;
 }
 class LineSink;
 
+// How a call's result is handed back: built into values (the default), or as its JSON text,
+// checked but not built: escouade-host gives a plugin's result to the app as it came, where
+// building it and writing it out again cost more than the rest of the call.
+enum class ResultForm { value, text };
+
 // How a call this side made ended.
 struct CallOutcome {
   enum class Kind {
@@ -49,6 +54,9 @@ struct CallOutcome {
   boost::json::value result;
   proto::ErrorObject error;
   std::chrono::steady_clock::duration elapsed{};
+  // A call made with ResultForm::text: its result's JSON text (`result` is then null); one
+  // value, valid UTF-8, nested no deeper than a line may be, with no raw line break.
+  std::string result_text;
 
   bool ok() const noexcept { return kind == Kind::result; }
 };
@@ -114,14 +122,17 @@ class Session {
   // with timeout once `timeout` has passed (a later answer is then ignored and reported), or
   // with closed when the session closes first. Returns the request's id.
   // `named_delay`, when given, is the delay the journal names on a timeout (the call's whole
-  // delay, when part of it was spent in a queue before).
+  // delay, when part of it was spent in a queue before). `form`: how its result comes back.
   std::int64_t call(std::string_view method, std::optional<boost::json::value> params,
                     std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
-  // The same with params encoded once for many sessions (proto::encode_params).
+                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt,
+                    ResultForm form = ResultForm::value);
+  // The same with params encoded before: once for many sessions (proto::encode_params), or
+  // JSON text handed on as it came.
   std::int64_t call(std::string_view method, std::shared_ptr<const proto::EncodedParams> params,
                     std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
+                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt,
+                    ResultForm form = ResultForm::value);
 
   // The same, for coroutines: co_await session.async_call(..., asio::use_awaitable).
   template <class Token>
@@ -157,15 +168,19 @@ class Session {
     std::chrono::steady_clock::time_point start;
     std::chrono::steady_clock::time_point deadline;
     CallDone done;
+    ResultForm form = ResultForm::value;
   };
 
   void dispatch(proto::Message&& m, const std::shared_ptr<LineSink>& batch);
   void answer_arrived(proto::Message&& m);
+  // A line that is a plain answer with a result to a call of ResultForm::text, taken as text
+  // without building its values: true when it was. Anything else is left to the decoder.
+  bool take_text_answer(std::string_view line);
   void call_timed_out(std::int64_t id);
   // Remembers the call `id` (its line encoded) and sends its line.
   void track(std::int64_t id, std::string_view method, std::string line,
              std::chrono::milliseconds timeout, CallDone done,
-             std::optional<std::chrono::milliseconds> named_delay);
+             std::optional<std::chrono::milliseconds> named_delay, ResultForm form);
   // One timer for every call in flight, armed for the earliest deadline: a call answered in
   // time costs no timer system call (arming and cancelling one per call did).
   void arm_deadline(std::chrono::steady_clock::time_point at);
@@ -181,7 +196,8 @@ class Session {
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
   std::map<std::int64_t, Pending> pending_;
-  Names method_names_;  // of the calls it makes
+  std::size_t text_calls_ = 0;  // of pending_, those of ResultForm::text
+  Names method_names_;          // of the calls it makes
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;
