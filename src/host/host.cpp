@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <memory>
 #include <utility>
@@ -285,56 +286,95 @@ void mask_strings(json::value& v, const Journal& journal) {
 
 }  // namespace
 
-void Host::call(std::string_view id, const std::string& method, std::optional<json::value> params,
-                std::optional<std::chrono::milliseconds> timeout, CallDone done) {
+// What a call's outcome gives its caller: nullopt when `o` holds a result to give (the plugin's,
+// masked when it was given secrets, or the method's default answer in o.result), else the error
+// that says why there is none. `host`: null once the host is gone.
+std::optional<Error> Host::settle(const CallEnd& end, rpc::CallOutcome& o, const Host* host) {
+  if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
+    if (auto fallback = proto::default_result(end.method)) {
+      o.result = std::move(*fallback);
+      o.result_text.clear();
+      return std::nullopt;
+    }
+  }
+  switch (o.kind) {
+    case rpc::CallOutcome::Kind::result:
+      // Every text a plugin gives the app passes through its masker: a secret it was given
+      // and sends back in a result reaches the app's screens as ••••, like its journal.
+      // A plugin given no secret has nothing to mask: its result is not walked, nor built
+      // when it came as text (a call's hot path).
+      if (end.masker && end.masker->size() > 0) {
+        if (!o.result_text.empty()) {
+          o.result = json::parse(o.result_text);  // checked JSON: it parses
+          o.result_text.clear();
+        }
+        mask_strings(o.result, *end.journal);
+      }
+      return std::nullopt;
+    case rpc::CallOutcome::Kind::error: {
+      // The plugin's words reach the app through its masker, as its journal's do.
+      std::string message = o.error.message;
+      end.journal->mask(message);
+      return Error{proto::peer_error(o.error.code), std::move(message)};
+    }
+    case rpc::CallOutcome::Kind::timeout:
+      return Error{kFailed,
+                   end.method + ": no answer within " + std::to_string(end.delay.count()) + " ms"};
+    case rpc::CallOutcome::Kind::closed:
+      break;
+  }
+  const std::string why = host ? end.plugin + " " + host->unanswered_because(end.plugin)
+                               : end.plugin + " is closing with the host";
+  return Error{kFailed, end.method + ": not answered: " + why};
+}
+
+void Host::route_call(std::string_view id, const std::string& method,
+                      std::optional<json::value> params,
+                      std::shared_ptr<const proto::EncodedParams> encoded,
+                      std::optional<std::chrono::milliseconds> timeout, rpc::ResultForm form,
+                      std::function<void(Result<rpc::CallOutcome>)> done) {
   Plugin* p = find(id);
   if (!p) {
     asio::post(executor_, [done = std::move(done), e = no_such_plugin(id)] { done(e); });
     return;
   }
-  const auto delay = timeout.value_or(rpc::default_timeout(method));
-  auto finish = [done = std::move(done), plugin = std::string(id), method, delay, this,
-                 host = lifeline_.token(), journal = p->journal,
-                 masker = p->masker](rpc::CallOutcome o) {
-    if (!o.ok() && o.kind != rpc::CallOutcome::Kind::error) {
-      if (auto fallback = proto::default_result(method)) {
-        done(std::move(*fallback));
-        return;
-      }
-    }
-    switch (o.kind) {
-      case rpc::CallOutcome::Kind::result:
-        // Every text a plugin gives the app passes through its masker: a secret it was given
-        // and sends back in a result reaches the app's screens as ••••, like its journal.
-        // A plugin given no secret has nothing to mask: its result is not walked (a call's
-        // hot path).
-        if (masker && masker->size() > 0) mask_strings(o.result, *journal);
-        done(std::move(o.result));
-        return;
-      case rpc::CallOutcome::Kind::error: {
-        // The plugin's words reach the app through its masker, as its journal's do.
-        std::string message = o.error.message;
-        journal->mask(message);
-        done(Error{proto::peer_error(o.error.code), std::move(message)});
-        return;
-      }
-      case rpc::CallOutcome::Kind::timeout:
-        done(
-            Error{kFailed, method + ": no answer within " + std::to_string(delay.count()) + " ms"});
-        return;
-      case rpc::CallOutcome::Kind::closed:
-        break;
-    }
-    const std::string why =
-        host ? plugin + " " + unanswered_because(plugin) : plugin + " is closing with the host";
-    done(Error{kFailed, method + ": not answered: " + why});
+  CallEnd end{std::string(id), method, timeout.value_or(rpc::default_timeout(method)), p->journal,
+              p->masker};
+  auto finish = [done = std::move(done), end, host = lifeline_.token(), this](rpc::CallOutcome o) {
+    if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
+    done(std::move(o));
   };
-  if (method == supervisor::kAttachMethod && params) {
-    const std::string agent = attached_agent(*params);  // before params is moved from
-    p->supervisor->attach(agent, std::move(*params), std::move(finish));
-    return;
+  if (method == supervisor::kAttachMethod && (params || encoded)) {
+    // Remembered as values, to be given again after a restart.
+    json::value values = params ? std::move(*params) : json::parse(encoded->json);
+    const std::string agent = attached_agent(values);  // before it is moved from
+    p->supervisor->attach(agent, std::move(values), std::move(finish));
+  } else if (encoded) {
+    p->supervisor->call(method, std::move(encoded), end.delay, std::move(finish), form);
+  } else {
+    p->supervisor->call(method, std::move(params), end.delay, std::move(finish), form);
   }
-  p->supervisor->call(method, std::move(params), delay, std::move(finish));
+}
+
+void Host::call(std::string_view id, const std::string& method, std::optional<json::value> params,
+                std::optional<std::chrono::milliseconds> timeout, CallDone done) {
+  route_call(id, method, std::move(params), nullptr, timeout, rpc::ResultForm::value,
+             [done = std::move(done)](Result<rpc::CallOutcome> o) {
+               if (!o) return done(o.error());
+               done(std::move(o->result));
+             });
+}
+
+void Host::call_text(std::string_view id, const std::string& method,
+                     std::shared_ptr<const proto::EncodedParams> params,
+                     std::optional<std::chrono::milliseconds> timeout, TextDone done) {
+  route_call(id, method, std::nullopt, std::move(params), timeout, rpc::ResultForm::text,
+             [done = std::move(done)](Result<rpc::CallOutcome> o) {
+               if (!o) return done(o.error());
+               // Built on the way (masked, or a default answer): written again.
+               if (o->result_text.empty()) return done(json::serialize(o->result));
+               done(std::move(o->result_text));
+             });
 }
 
 std::string Host::unanswered_because(std::string_view id) const {

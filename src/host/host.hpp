@@ -79,6 +79,7 @@ class Host {
  public:
   using StatusListener = std::function<void(const supervisor::Status&)>;
   using CallDone = std::function<void(Result<boost::json::value>)>;
+  using TextDone = std::function<void(Result<std::string>)>;
   using DecideDone = std::function<void(Result<policy::Verdict>)>;
   using Done = std::function<void(Result<void>)>;
 
@@ -111,6 +112,14 @@ class Host {
   void call(std::string_view id, const std::string& method,
             std::optional<boost::json::value> params,
             std::optional<std::chrono::milliseconds> timeout, CallDone done);
+  // The same, with the params and the result as JSON text, never built into values on the
+  // way: what escouade-host forwards between the app and a plugin. `params` (null: none) is
+  // one JSON object or array that proto::is_json_text accepted, with no raw line break; the
+  // result `done` gets is the plugin's as it came, or written again from its values when they
+  // had to be built (masked, or a default answer).
+  void call_text(std::string_view id, const std::string& method,
+                 std::shared_ptr<const proto::EncodedParams> params,
+                 std::optional<std::chrono::milliseconds> timeout, TextDone done);
 
   // A permission request (DecideParams) asked of each plugin that declares permissions.decide
   // and is on for its project, all at once, each within the delay of permissions/decide
@@ -147,6 +156,23 @@ class Host {
     std::unique_ptr<supervisor::Supervisor> supervisor;
     std::map<std::string, Project> projects;  // where it is on, by project id
   };
+
+  // What the end of one call needs to know, kept by its completion.
+  struct CallEnd {
+    std::string plugin;
+    std::string method;
+    std::chrono::milliseconds delay;
+    std::shared_ptr<Journal> journal;
+    std::shared_ptr<Masker> masker;
+  };
+  static std::optional<Error> settle(const CallEnd& end, rpc::CallOutcome& o, const Host* host);
+  // call and call_text: the params as values, or `encoded`; `done` gets the outcome once it
+  // holds a result to give (settle), or the error.
+  void route_call(std::string_view id, const std::string& method,
+                  std::optional<boost::json::value> params,
+                  std::shared_ptr<const proto::EncodedParams> encoded,
+                  std::optional<std::chrono::milliseconds> timeout, rpc::ResultForm form,
+                  std::function<void(Result<rpc::CallOutcome>)> done);
 
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;

@@ -148,15 +148,16 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
 }
 
 void Supervisor::call(const std::string& method, std::optional<json::value> params,
-                      std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr},
+                      std::chrono::milliseconds timeout, rpc::CallDone done, rpc::ResultForm form) {
+  call_queued(Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr, form},
               timeout, std::move(done));
 }
 
 void Supervisor::call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
-                      std::chrono::milliseconds timeout, rpc::CallDone done) {
-  call_queued(Queued{method_names_.of(method), std::nullopt, nullptr, nullptr, std::move(params)},
-              timeout, std::move(done));
+                      std::chrono::milliseconds timeout, rpc::CallDone done, rpc::ResultForm form) {
+  call_queued(
+      Queued{method_names_.of(method), std::nullopt, nullptr, nullptr, std::move(params), form},
+      timeout, std::move(done));
 }
 
 void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {
@@ -173,7 +174,7 @@ void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::C
   if (!config_.runnable || state_ == State::stopped || state_ == State::disabled) {
     // It does not run and will not start by itself: the default answer applies at once.
     asio::post(executor_, lifeline_.guard([this, c] {
-      finish(c, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
+      finish(c, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}, {}});
     }));
     return;
   }
@@ -187,7 +188,7 @@ void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::C
   c->deadline->wait_until(c->start + timeout, lifeline_.guard([this, c](bool fired) {
     if (!fired || c->sent || c->finished) return;
     journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
-    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start, {}});
   }));
   enqueue(std::move(q));
   if (state_ == State::idle) start();
@@ -217,7 +218,7 @@ void Supervisor::enqueue(Queued q) {
                     ") was lost");
     }
     ++lost_;
-    if (oldest.call) finish(oldest.call, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}});
+    if (oldest.call) finish(oldest.call, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}, {}});
   }
   queue_.push_back(std::move(q));
 }
@@ -239,7 +240,7 @@ void Supervisor::send_queued(Queued q) {
       c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - c->start);
   if (left <= std::chrono::milliseconds(0)) {
     journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
-    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start});
+    finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start, {}});
     return;
   }
   send_now(std::move(q), left, c->timeout, [this, c](CallOutcome o) { finish(c, std::move(o)); });
@@ -259,9 +260,9 @@ void Supervisor::send_now(Queued q, std::chrono::milliseconds left, std::chrono:
     if (done) done(std::move(o));
   });
   if (q.encoded) {
-    session_->call(*q.method, std::move(q.encoded), left, std::move(then), named);
+    session_->call(*q.method, std::move(q.encoded), left, std::move(then), named, q.form);
   } else {
-    session_->call(*q.method, std::move(q.params), left, std::move(then), named);
+    session_->call(*q.method, std::move(q.params), left, std::move(then), named, q.form);
   }
 }
 
@@ -275,7 +276,7 @@ void Supervisor::fail_queue(CallOutcome::Kind kind) {
   auto queue = std::move(queue_);
   queue_.clear();
   for (auto& q : queue) {
-    if (q.call) finish(q.call, CallOutcome{kind, {}, {}, clock_.now() - q.call->start});
+    if (q.call) finish(q.call, CallOutcome{kind, {}, {}, clock_.now() - q.call->start, {}});
   }
   report_lost();
 }

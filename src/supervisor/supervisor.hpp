@@ -96,11 +96,15 @@ class Supervisor {
   // A call, with its delay counted from now (the time in the queue included). Starts the
   // program when it does not run. `done` is called once; on timeout, a crash or a stopped
   // plugin, the caller applies its default answer.
+  // `form`: how its result comes back (rpc::ResultForm).
   void call(const std::string& method, std::optional<boost::json::value> params,
-            std::chrono::milliseconds timeout, rpc::CallDone done);
-  // The same with params encoded once for many plugins (proto::encode_params).
+            std::chrono::milliseconds timeout, rpc::CallDone done,
+            rpc::ResultForm form = rpc::ResultForm::value);
+  // The same with params encoded before (proto::encode_params: once for many plugins; or JSON
+  // text handed on as it came).
   void call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
-            std::chrono::milliseconds timeout, rpc::CallDone done);
+            std::chrono::milliseconds timeout, rpc::CallDone done,
+            rpc::ResultForm form = rpc::ResultForm::value);
   // agent/attach: sent like a call, and remembered per agent (`agent`) so that a new process
   // gets the last one of each agent again before any other message.
   void attach(const std::string& agent, boost::json::value params, rpc::CallDone done);
@@ -127,6 +131,7 @@ class Supervisor {
     std::shared_ptr<CallState> call;                      // null for a notification
     std::shared_ptr<const std::string> line;              // a notification encoded once for many
     std::shared_ptr<const proto::EncodedParams> encoded;  // a call's params, the same
+    rpc::ResultForm form = rpc::ResultForm::value;        // a call's
   };
   enum class Intent { none, stop, restart, shutdown, disable, recycle };
 
