@@ -93,9 +93,9 @@ void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply reply) {
   answer_with(reply, hp::Published{*delivered});
 }
 
-void call(host::Host& host, hp::CallParams& p, rpc::Reply reply) {
-  std::optional<json::value> params;
-  if (p.params && !p.params->is_null()) params = std::move(p.params);
+// `payload`: params.params as the line gave it (AppServer::take_payload), else null.
+void call(host::Host& host, hp::CallParams& p, std::shared_ptr<const proto::EncodedParams> payload,
+          rpc::Reply reply) {
   std::optional<std::chrono::milliseconds> timeout;
   if (p.timeout_ms) {
     if (*p.timeout_ms <= 0) {
@@ -104,10 +104,20 @@ void call(host::Host& host, hp::CallParams& p, rpc::Reply reply) {
     }
     timeout = std::chrono::milliseconds(*p.timeout_ms);
   }
+  // The payload goes to the plugin, and its result to the app, as JSON text: neither is built
+  // into values on the way (docs/PERFORMANCE.md).
+  std::shared_ptr<const proto::EncodedParams> params = std::move(payload);
+  if (!params && p.params && !p.params->is_null()) {
+    auto encoded = proto::encode_params(*p.params);
+    if (!encoded)
+      return reply.error(proto::ErrorCode::invalid_params,
+                         "params.params: " + encoded.error().message);
+    params = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
+  }
   auto shared = std::make_shared<rpc::Reply>(std::move(reply));
-  host.call(p.id, p.method, std::move(params), timeout, [shared](Result<json::value> r) {
+  host.call_text(p.id, p.method, std::move(params), timeout, [shared](Result<std::string> r) {
     if (r) {
-      shared->result(std::move(*r));
+      shared->result_text(std::move(*r));
     } else {
       shared->error(r.error());
     }
@@ -176,7 +186,9 @@ void AppServer::bind(host::Host& h) {
   session_.serve<method::HostEnable>(on(enable));
   session_.serve<method::HostDisable>(on(disable));
   session_.serve<method::HostPublish>(on(publish));
-  session_.serve<method::HostCall>(on(call));
+  session_.serve<method::HostCall>([this, &h](hp::CallParams& params, rpc::Reply reply) {
+    call(h, params, take_payload(), std::move(reply));
+  });
   session_.serve<method::HostDecide>(on(decide));
   session_.serve<method::HostSecretsSet>(on(set_secret));
   session_.serve<method::HostSecretsDelete>(on(delete_secret));

@@ -1,11 +1,17 @@
 #include "app_server.hpp"
 
+#include <array>
 #include <boost/asio/write.hpp>
 #include <iostream>
+#include <span>
+
+#include "protocol/gen/host_methods.hpp"
+#include "protocol/json_text.hpp"
 
 namespace escouade::app {
 
 namespace asio = boost::asio;
+namespace method = proto::host::method;
 
 AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<void()> stopped)
     : in_(io, in_fd),
@@ -27,8 +33,7 @@ void AppServer::read() {
   in_.async_read_some(asio::buffer(buffer_), [this](boost::system::error_code ec, std::size_t n) {
     if (n > 0) {
       framer_.feed(
-          std::string_view(buffer_.data(), n),
-          [this](std::string_view line) { session_.feed_line(line); },
+          std::string_view(buffer_.data(), n), [this](std::string_view line) { take_line(line); },
           [this](std::size_t limit) { session_.line_too_long(limit); });
     }
     if (!ec) {
@@ -41,11 +46,61 @@ void AppServer::read() {
     }
     if (ec == asio::error::operation_aborted) return;
     // The app closed our input: that is a shutdown.
-    if (std::string rest = framer_.finish(); !rest.empty()) session_.feed_line(rest);
+    if (std::string rest = framer_.finish(); !rest.empty()) take_line(rest);
     if (closing_) return;
     closing_ = true;
     host_->shutdown([this] { close_host(); });
   });
+}
+
+namespace {
+
+// Where a host/call line holds its payload (params.params, an object or an array), when the
+// line is exactly one such request that the decoder would take: the payload can then go to the
+// plugin as it is. Anything else (a batch, a key written with an escape, a member given twice,
+// a "\r" between tokens, which is a line break to the plugin's line) is left to the session.
+std::optional<std::string_view> host_call_payload(std::string_view line) {
+  std::array<proto::MemberText, 8> top, inner;
+  const auto n = proto::object_members(line, top, "params", inner);
+  if (!n || !n->inner) return std::nullopt;
+  const std::span<const proto::MemberText> members(top.data(), n->outer);
+  static const std::string kQuotedMethod = '"' + std::string(method::HostCall::kName) + '"';
+  if (proto::member(members, "method") != kQuotedMethod ||
+      proto::member(members, "jsonrpc") != R"("2.0")" || !proto::member(members, "id") ||
+      !proto::member(members, "params")) {
+    return std::nullopt;
+  }
+  const std::span<const proto::MemberText> fields(inner.data(), *n->inner);
+  for (const auto& f : std::array{members, fields}) {
+    for (const auto& x : f) {
+      if (x.key.find('\\') != std::string_view::npos) return std::nullopt;
+    }
+  }
+  const auto payload = proto::member(fields, "params");
+  if (!payload || payload->empty() || (payload->front() != '{' && payload->front() != '[') ||
+      payload->find('\r') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  if (!proto::is_json_text(line, proto::DecodeOptions{}.max_depth)) return std::nullopt;
+  return payload;
+}
+
+}  // namespace
+
+void AppServer::take_line(std::string_view line) {
+  const auto payload = host_call_payload(line);
+  if (!payload) {
+    session_.feed_line(line);
+    return;
+  }
+  payload_ =
+      std::make_shared<const proto::EncodedParams>(proto::EncodedParams{std::string(*payload)});
+  std::string rest;
+  const auto at = static_cast<std::size_t>(payload->data() - line.data());
+  rest.reserve(line.size() - payload->size() + 4);
+  rest.append(line.substr(0, at)).append("null").append(line.substr(at + payload->size()));
+  session_.feed_line(rest);
+  payload_.reset();  // not taken: the call was refused before its handler
 }
 
 void AppServer::close() {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "host/host.hpp"
+#include "protocol/encode.hpp"
 #include "protocol/framing.hpp"
 #include "rpc/session.hpp"
 
@@ -29,6 +30,9 @@ class AppServer {
 
   // Binds the host/* methods on `host`; call once, before start().
   void bind(host::Host& host);
+  // The payload of the host/call being dispatched, when its line carried one as text; taken
+  // once (by app_methods.cpp's host/call).
+  std::shared_ptr<const proto::EncodedParams> take_payload() { return std::move(payload_); }
   void start();
   // Stops reading the app and closes the session with it: from now on nothing reaches the
   // host, and answers still owed go nowhere. Before the host is destroyed.
@@ -52,6 +56,9 @@ class AppServer {
     bool droppable = false;  // a notification: may be dropped when the app does not read
   };
   void read();
+  // One line of the app's: a host/call's payload taken out as text (payload_), the rest to the
+  // session.
+  void take_line(std::string_view line);
   void write(std::string line, bool droppable);
   void write_next();
   void close_host();
@@ -63,6 +70,9 @@ class AppServer {
   rpc::Session session_;
   proto::LineFramer framer_;
   std::array<char, 64 * 1024> buffer_{};
+  // The payload of the host/call being dispatched, taken out of its line as checked JSON text
+  // (its place in the line given to the session holds null); null for any other line.
+  std::shared_ptr<const proto::EncodedParams> payload_;
   // What goes to the app: gathered while a write is in flight, then sent in one write.
   std::deque<Line> pending_;
   std::size_t pending_bytes_ = 0;

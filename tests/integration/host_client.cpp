@@ -176,10 +176,15 @@ bool HostClient::read_line(std::string& line, Clock::time_point deadline) {
 
 void HostClient::take(const std::string& line) {
   json::value v = json::parse(line);
+  if (json::array* batch = v.if_array()) {  // a batch's answers, each with the whole line
+    for (json::value& e : *batch)
+      answers_.push_back(Read{std::move(e), line});
+    return;
+  }
   if (v.as_object().contains("method")) {
     notifications_.push_back(std::move(v));
   } else {
-    answers_.push_back(std::move(v));
+    answers_.push_back(Read{std::move(v), line});
   }
 }
 
@@ -188,12 +193,21 @@ HostClient::Answer HostClient::call(const std::string& method, json::value param
   const std::int64_t id = next_id_++;
   send_line(json::serialize(json::object{
       {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}}));
+  try {
+    return answer_to(id, limit);
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error("no answer to " + method + " from escouade-host");
+  }
+}
+
+HostClient::Answer HostClient::answer_to(const json::value& id, std::chrono::seconds limit) {
   const auto deadline = Clock::now() + limit;
   for (;;) {
     for (auto it = answers_.begin(); it != answers_.end(); ++it) {
-      if (it->at("id") == json::value(id)) {
+      if (it->value.at("id") == id) {
         Answer a;
-        const auto& o = it->as_object();
+        a.line = it->line;
+        const auto& o = it->value.as_object();
         if (const json::value* e = o.if_contains("error")) {
           a.error_code = static_cast<int>(e->at("code").as_int64());
           a.error_message = std::string(e->at("message").as_string());
@@ -206,7 +220,7 @@ HostClient::Answer HostClient::call(const std::string& method, json::value param
     }
     std::string line;
     if (!read_line(line, deadline)) {
-      throw std::runtime_error("no answer to " + method + " from escouade-host");
+      throw std::runtime_error("no answer to " + json::serialize(id) + " from escouade-host");
     }
     take(line);
   }

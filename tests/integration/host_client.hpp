@@ -61,12 +61,16 @@ class HostClient {
     boost::json::value result;      // when it succeeded
     std::optional<int> error_code;  // when it failed
     std::string error_message;
+    std::string line;  // the answer's line, as escouade-host wrote it
     bool ok() const { return !error_code; }
   };
 
   // Sends a request and waits for its answer.
   Answer call(const std::string& method, boost::json::value params,
               std::chrono::seconds limit = std::chrono::seconds(30));
+  // Waits for the answer whose id is `id` (to a line sent with send_line).
+  Answer answer_to(const boost::json::value& id,
+                   std::chrono::seconds limit = std::chrono::seconds(30));
   // Sends a raw line (no '\n' needed). Blocks while the host does not read: another thread may
   // send while this one reads.
   void send_line(const std::string& line);
@@ -119,7 +123,11 @@ class HostClient {
   std::string buffer_;
   std::int64_t next_id_ = 1;
   std::deque<boost::json::value> notifications_;
-  std::deque<boost::json::value> answers_;
+  struct Read {
+    boost::json::value value;
+    std::string line;
+  };
+  std::deque<Read> answers_;
 };
 
 // Whether a process exists and is not a zombie.
