@@ -78,6 +78,15 @@ TEST(JsonText, RefusesWhatTheDecoderRefuses) {
   }
 }
 
+// The one line the two see differently: a number too large for a double, hidden from the
+// decoder by a later member of the same name (its DOM keeps the last). The text is refused, and
+// the line goes the decoder's way.
+TEST(JsonText, ANumberTooLargeIsRefusedEvenWhereTheDecoderDropsIt) {
+  const std::string_view text = R"({"jsonrpc":"2.0","id":2,"result":-1e400,"result":0})";
+  EXPECT_FALSE(is_json_text(text, 64));
+  EXPECT_TRUE(decoder_takes(text));
+}
+
 TEST(JsonText, DepthIsBoundAsTheDecoders) {
   std::string deep(64, '[');
   deep += std::string(64, ']');
