@@ -13,6 +13,7 @@
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
+#include "protocol/json_text.hpp"
 
 namespace escouade::host {
 
@@ -54,12 +55,21 @@ template <class Unanswered>
 void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& unanswered) {
   switch (o.kind) {
     case rpc::CallOutcome::Kind::result: {
+      // The answer came as checked text (ResultForm::text): its few values are built here, on
+      // this stack, instead of in a heap arena by the decoder with its whole line's.
+      alignas(std::max_align_t) unsigned char scratch[1024];
+      json::monotonic_resource arena(scratch, sizeof scratch);
+      // Made in place: assigning it would copy it out of the arena.
+      const json::value built =
+          o.result_text.empty() ? json::value()
+                                : proto::parse_checked(o.result_text, json::storage_ptr(&arena));
+      const json::value* result = o.result_text.empty() ? &o.result : &built;
       proto::Decision d;
       proto::ReadContext ctx;
-      if (!proto::read_value(o.result, d, ctx)) {
+      if (!proto::read_value(*result, d, ctx)) {
         v.kind = Vote::Kind::error;
         v.reason = "its answer does not hold: " + ctx.message("result");
-        journal.warn("permissions/decide: " + v.reason + ": " + json::serialize(o.result));
+        journal.warn("permissions/decide: " + v.reason + ": " + json::serialize(*result));
         return;
       }
       v.kind = policy::vote_kind(d.decision);
@@ -145,9 +155,10 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
     };
     static const std::string kMethod(proto::method::PermissionsDecide::kName);
     if (shared) {
-      p.supervisor->call(kMethod, shared, delay, std::move(then));
+      p.supervisor->call(kMethod, shared, delay, std::move(then), rpc::ResultForm::text);
     } else {  // it cannot be encoded: each call reports why, as any call would
-      p.supervisor->call(kMethod, json::value(params, json::storage_ptr()), delay, std::move(then));
+      p.supervisor->call(kMethod, json::value(params, json::storage_ptr()), delay, std::move(then),
+                         rpc::ResultForm::text);
     }
   }
 }

@@ -1,11 +1,14 @@
 #include "protocol/json_text.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/parser.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include "protocol/decode.hpp"
 
 namespace escouade::proto {
 
@@ -183,6 +186,20 @@ std::optional<NestedMembers> object_members(std::string_view text, std::span<Mem
   const auto n = scan_object(c, out, &nested);
   if (!n) return std::nullopt;
   return NestedMembers{*n, nested.count};
+}
+
+json::value parse_checked(std::string_view text, json::storage_ptr storage) {
+  // The parser's stack of values under construction, for the few levels a short text has; a
+  // deeper or longer one takes more from the heap.
+  alignas(std::max_align_t) unsigned char work[1024];
+  json::parse_options options;
+  options.max_depth = DecodeOptions{}.max_depth;
+  json::parser parser(json::storage_ptr(), options, work, sizeof work);
+  parser.reset(std::move(storage));
+  json::error_code ec;
+  parser.write(text.data(), text.size(), ec);
+  if (ec) return nullptr;
+  return parser.release();
 }
 
 std::optional<std::string_view> member(std::span<const MemberText> members, std::string_view key) {

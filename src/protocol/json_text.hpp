@@ -5,6 +5,8 @@
 // payload, the plugin's result) goes through these instead of a DOM: parsing it into values and
 // writing them out again cost more than the rest of the call (docs/PERFORMANCE.md).
 
+#include <boost/json/storage_ptr.hpp>
+#include <boost/json/value.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -44,6 +46,12 @@ std::optional<NestedMembers> object_members(std::string_view text, std::span<Mem
 // The value of the member `key` (as written) in `members`; nullopt when there is none, or more
 // than one (a key given twice is left to the Decoder, which builds the values).
 std::optional<std::string_view> member(std::span<const MemberText> members, std::string_view key);
+
+// The values of `text`, one JSON value is_json_text accepted, built in `storage` (an arena on
+// the caller's stack, for a short text); the parser's own work room is on this call's stack
+// too, so a short text costs no heap allocation at all. Null if the text does not parse after
+// all (it cannot, once checked).
+boost::json::value parse_checked(std::string_view text, boost::json::storage_ptr storage);
 
 // Whether `value` is a JSON integer written without fraction nor exponent that fits in int64:
 // its value, else nullopt.

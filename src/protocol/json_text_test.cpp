@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <string>
 
@@ -183,6 +184,17 @@ TEST(JsonText, AnObjectsMembersAndThoseOfOneOfItsObjectsInOnePass) {
     const auto got = object_members(copy, top, "params", inner);
     EXPECT_EQ(got.has_value(), broken == R"({"params":{"a":1}})") << broken;
   }
+}
+
+TEST(JsonText, CheckedTextIsBuiltInTheStorageGiven) {
+  alignas(std::max_align_t) unsigned char scratch[512];
+  json::monotonic_resource arena(scratch, sizeof scratch);
+  const std::string_view text = R"({"decision":"deny","message":"no \u00e9 \"x\"","n":[1,2.5]})";
+  const json::value v = parse_checked(text, json::storage_ptr(&arena));
+  EXPECT_EQ(v, json::parse(text));
+  EXPECT_EQ(v.at("message"), json::value("no \u00e9 \"x\""));
+  EXPECT_EQ(v.storage().get(), &arena);  // built there, not copied out
+  EXPECT_TRUE(parse_checked("{", json::storage_ptr(&arena)).is_null());
 }
 
 TEST(JsonText, IntegersWrittenPlainly) {
