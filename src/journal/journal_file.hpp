@@ -41,7 +41,7 @@ class JournalFile {
   bool open_file();
   void rotate();
   // Writes `data` (whole lines, `count` of them) to the open file.
-  bool flush(std::string& data, std::size_t count);
+  bool flush(std::string_view data, std::size_t count);
 
   std::filesystem::path dir_;
   std::filesystem::path path_;
