@@ -344,7 +344,15 @@ void Session::track(std::int64_t id, std::string_view method, std::string line,
   // A call in flight is one node of pending_, and its method's name is shared (base/names.hpp):
   // counted with callgrind, two allocations a call fewer.
   const auto start = clock_.now();
-  Pending& p = pending_[id];
+  PendingCalls::iterator at;
+  if (spare_.empty()) {
+    at = pending_.emplace_hint(pending_.end(), id, Pending{});  // ids only grow
+  } else {
+    spare_.back().key() = id;
+    at = pending_.insert(pending_.end(), std::move(spare_.back()));
+    spare_.pop_back();
+  }
+  Pending& p = at->second;
   p.method = method_names_.of(method);
   p.timeout = named_delay.value_or(timeout);
   p.start = start;
@@ -396,7 +404,7 @@ void Session::call_timed_out(std::int64_t id) {
   CallOutcome outcome;
   outcome.kind = CallOutcome::Kind::timeout;
   outcome.elapsed = clock_.now() - p.start;
-  if (p.done) p.done(std::move(outcome));
+  if (auto done = ended(std::move(node))) done(std::move(outcome));
 }
 
 void Session::answer_arrived(Message&& m) {
@@ -432,7 +440,7 @@ void Session::answer_arrived(Message&& m) {
     outcome.kind = CallOutcome::Kind::error;
     outcome.error = std::move(m.error);
   }
-  if (p.done) p.done(std::move(outcome));
+  if (auto done = ended(std::move(node))) done(std::move(outcome));
 }
 
 bool Session::take_text_answer(std::string_view line) {
@@ -468,8 +476,16 @@ bool Session::take_text_answer(std::string_view line) {
   outcome.kind = CallOutcome::Kind::result;
   outcome.elapsed = clock_.now() - p.start;
   outcome.result_text.assign(result->data(), result->size());
-  if (p.done) p.done(std::move(outcome));
+  if (auto done = ended(std::move(node))) done(std::move(outcome));
   return true;
+}
+
+CallDone Session::ended(PendingCalls::node_type node) {
+  constexpr std::size_t kSpareRecords = 16;
+  CallDone done = std::move(node.mapped().done);
+  node.mapped().done = nullptr;
+  if (spare_.size() < kSpareRecords) spare_.push_back(std::move(node));
+  return done;
 }
 
 }  // namespace escouade::rpc

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
@@ -195,9 +196,17 @@ class Session {
   proto::Decoder decoder_;
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
-  std::map<std::int64_t, Pending> pending_;
+  using PendingCalls = std::map<std::int64_t, Pending>;
+  PendingCalls pending_;
   std::size_t text_calls_ = 0;  // of pending_, those of ResultForm::text
-  Names method_names_;          // of the calls it makes
+  // The records of calls that ended, each taken again by the next call instead of a new node
+  // (callgrind, bench_host decide 20: a decision's 20 records allocated and freed at once
+  // overflowed glibc's per-thread cache). A few at most: what a peer has in flight at once.
+  std::vector<PendingCalls::node_type> spare_;
+  // Takes the record of a call that ended for reuse; returns its completion, to be called
+  // after (it may make the next call, which takes the record).
+  CallDone ended(PendingCalls::node_type node);
+  Names method_names_;  // of the calls it makes
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;
