@@ -95,6 +95,22 @@ TEST_F(SessionText, AnAnswerTheDecoderReadsGivesItsResultWrittenAgain) {
   EXPECT_TRUE(reports_.empty());
 }
 
+// A batch of answers is the decoder's to read: each text call among them still gets its result
+// as text, a call of values its values.
+TEST_F(SessionText, AnswersInABatchAreReadByTheDecoderAndStillGivenAsText) {
+  std::optional<CallOutcome> text, value;
+  const auto t = call(text);
+  const auto v = call(value, ResultForm::value);
+  lines_.clear();  // the two requests
+  session_.feed_line("[" + answer(t, R"({"a" : [1]})") + "," + answer(v, R"({"b":2})") + "]");
+  ASSERT_TRUE(text && value);
+  EXPECT_EQ(text->kind, CallOutcome::Kind::result);
+  EXPECT_EQ(text->result_text, R"({"a":[1]})");  // written again from its values
+  EXPECT_EQ(value->result, json::parse(R"({"b":2})"));
+  EXPECT_TRUE(lines_.empty());  // answers are never answered
+  EXPECT_TRUE(reports_.empty());
+}
+
 TEST_F(SessionText, AnErrorAnswerIsAnError) {
   std::optional<CallOutcome> got;
   const auto id = call(got);
