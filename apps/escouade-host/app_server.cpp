@@ -71,11 +71,7 @@ std::optional<std::string_view> host_call_payload(std::string_view line) {
     return std::nullopt;
   }
   const std::span<const proto::MemberText> fields(inner.data(), *n->inner);
-  for (const auto& f : std::array{members, fields}) {
-    for (const auto& x : f) {
-      if (x.key.find('\\') != std::string_view::npos) return std::nullopt;
-    }
-  }
+  if (proto::has_escaped_key(members) || proto::has_escaped_key(fields)) return std::nullopt;
   const auto payload = proto::member(fields, "params");
   if (!payload || payload->empty() || (payload->front() != '{' && payload->front() != '[') ||
       payload->find('\r') != std::string_view::npos) {

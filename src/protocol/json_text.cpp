@@ -202,6 +202,13 @@ json::value parse_checked(std::string_view text, json::storage_ptr storage) {
   return parser.release();
 }
 
+bool has_escaped_key(std::span<const MemberText> members) {
+  for (const MemberText& m : members) {
+    if (m.key.find('\\') != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::optional<std::string_view> member(std::span<const MemberText> members, std::string_view key) {
   std::optional<std::string_view> found;
   for (const MemberText& m : members) {

@@ -17,7 +17,9 @@ namespace escouade::proto {
 
 // Whether `text` is one JSON value, with nothing but whitespace around it, that the Decoder
 // (decode.hpp) would take: nested at most `max_depth` deep, its strings valid UTF-8, each of its
-// numbers finite. Boost.JSON's own parser checks it, building nothing.
+// numbers finite. Boost.JSON's own parser checks it, building nothing. It is stricter in one
+// case: a number too large for a double that a later member of the same name hides from the
+// Decoder's values ({"a":1e400,"a":0}) is refused here; such text goes the Decoder's way.
 bool is_json_text(std::string_view text, std::size_t max_depth);
 
 // One member of an object, as written: `key` between its quotes, escapes left as they are (so
@@ -42,6 +44,10 @@ struct NestedMembers {
 };
 std::optional<NestedMembers> object_members(std::string_view text, std::span<MemberText> out,
                                             std::string_view key, std::span<MemberText> inner);
+
+// Whether a key among `members` is written with an escape: "r\u0065sult" is "result" to the
+// decoder, so such an object's members are not to be compared with names as written.
+bool has_escaped_key(std::span<const MemberText> members);
 
 // The value of the member `key` (as written) in `members`; nullopt when there is none, or more
 // than one (a key given twice is left to the Decoder, which builds the values).

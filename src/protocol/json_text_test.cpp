@@ -118,6 +118,8 @@ TEST(JsonText, MembersAsWritten) {
   const std::span<const MemberText> found(m.data(), *n);
   EXPECT_EQ(member(found, "result"), m[2].value);
   EXPECT_EQ(member(found, "error"), std::nullopt);
+  EXPECT_TRUE(has_escaped_key(found));  // x\"y
+  EXPECT_FALSE(has_escaped_key(found.first(3)));
 }
 
 TEST(JsonText, AnEmptyObjectHasNoMembers) {

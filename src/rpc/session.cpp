@@ -450,12 +450,11 @@ bool Session::take_text_answer(std::string_view line) {
   const auto n = proto::object_members(line, found);
   if (!n) return false;
   const std::span<const proto::MemberText> members(found.data(), *n);
+  // A key written with an escape ("m\u0065thod") is read by the decoder only, which reads it as
+  // what it means; a call or an error answer is the decoder's too.
+  if (proto::has_escaped_key(members)) return false;
   for (const auto& m : members) {
-    // A key written with an escape ("m\u0065thod") is read by the decoder only, which reads
-    // it as what it means; a call or an error answer is the decoder's too.
-    if (m.key.find('\\') != std::string_view::npos || m.key == "method" || m.key == "error") {
-      return false;
-    }
+    if (m.key == "method" || m.key == "error") return false;  // however many times given
   }
   const auto result = proto::member(members, "result");
   const auto id_text = proto::member(members, "id");

@@ -166,6 +166,9 @@ TEST_F(SessionText, AMemberGivenTwiceIsTheDecodersToRead) {
   EXPECT_FALSE(got);  // a call with a result: not an answer
   EXPECT_TRUE(reported("not JSON-RPC 2.0"));
   session_.feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                     R"(,"result":1,"method":"x","method":"y"})");
+  EXPECT_FALSE(got);  // nor with its method given twice
+  session_.feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
                      R"(,"result":1,"result":2})");
   ASSERT_TRUE(got);
   EXPECT_EQ(got->kind, CallOutcome::Kind::result);

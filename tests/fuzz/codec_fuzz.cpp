@@ -200,9 +200,7 @@ void check_text(std::string_view line, const proto::Parsed& parsed) {
   // Keys are compared as written: one written with an escape may be another's name to the
   // decoder ("r\u0065sult" is "result"), which is why the users of json_text leave such lines
   // to the decoder. Their members are not compared.
-  for (const auto& m : members) {
-    if (m.key.find('\\') != std::string_view::npos) return;
-  }
+  if (proto::has_escaped_key(members)) return;
   for (const auto& m : members) {
     const auto value = proto::member(members, m.key);
     if (!value) continue;  // given twice
