@@ -40,8 +40,7 @@ void JournalFile::append(const std::vector<std::string>& lines) {
   // The usual batch of a plugin's file, one line after a whole one that leaves the file within
   // its size, is written from where it is: no copy (callgrind, bench_host decide 20: the
   // writer's thread made a string a plugin in each batch, and grew it).
-  if (lines.size() == 1 && !needs_newline_ &&
-      (size_ == 0 || size_ + lines[0].size() <= max_bytes_)) {
+  if (lines.size() == 1 && !needs_newline_ && !past_size(size_, lines[0].size())) {
     flush(lines[0], 1);
     return;
   }
@@ -52,8 +51,7 @@ void JournalFile::append(const std::vector<std::string>& lines) {
   batch.reserve(total);
   std::size_t count = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::uint64_t before = size_ + batch.size();
-    if (before > 0 && before + lines[i].size() > max_bytes_) {
+    if (past_size(size_ + batch.size(), lines[i].size())) {
       if (!flush(batch, count)) {
         failures_ += lines.size() - i;
         return;

@@ -40,6 +40,11 @@ class JournalFile {
   bool ensure_open();
   bool open_file();
   void rotate();
+  // Whether a line of `bytes` written after `before` bytes would take the file past its size
+  // (and so goes to a new file). An empty file takes any line.
+  bool past_size(std::uint64_t before, std::size_t bytes) const noexcept {
+    return before > 0 && before + bytes > max_bytes_;
+  }
   // Writes `data` (whole lines, `count` of them) to the open file.
   bool flush(std::string_view data, std::size_t count);
 
