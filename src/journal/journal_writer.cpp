@@ -40,7 +40,11 @@ bool JournalWriter::submit(std::shared_ptr<JournalFile> file, std::string line) 
 void JournalWriter::flush() {
   std::unique_lock lock(mutex_);
   const std::uint64_t target = submitted_;
+  if (done_ >= target) return;
+  ++flushing_;
+  wake_.notify_one();  // a writer gathering writes now
   written_.wait(lock, [&] { return done_ >= target; });
+  --flushing_;
 }
 
 void JournalWriter::hold() {
@@ -71,10 +75,9 @@ void JournalWriter::run() {
       if (queue_.empty()) return;  // ending, and everything written
       if (!ending_) {
         // The gathering window: the rest of the burst that woke it joins this batch instead of
-        // waking it again, one batch a millisecond at most under a flood.
-        lock.unlock();
-        std::this_thread::sleep_for(kGather);
-        lock.lock();
+        // waking it again, one batch a window at most under a flood. Lines queued meanwhile do
+        // not wake it (the queue is not empty); a flush or the end does.
+        wake_.wait_for(lock, kGather, [&] { return ending_ || flushing_ > 0; });
         if (held_ && !ending_) continue;  // held meanwhile (tests)
       }
       batch.swap(queue_);
