@@ -143,7 +143,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
     fresh->journal->set_masker([m = fresh->masker](std::string& text) { m->mask(text); });
     p = fresh.get();
     plugins_.emplace(id, std::move(fresh));
-    load_order_.push_back(id);
+    load_order_.push_back(p);
   } else {
     p->supervisor.reset();  // an update: its process ends, the next one starts from now's manifest
   }
@@ -233,8 +233,8 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
   // Serialized once, whatever the number of plugins it goes to.
   std::shared_ptr<const std::string> line;
   std::vector<std::string> delivered;
-  for (const auto& id : load_order_) {
-    Plugin& p = *plugins_.at(id);
+  for (Plugin* plugin : load_order_) {
+    Plugin& p = *plugin;
     const policy::OnFor on{!p.projects.empty(), project && p.projects.count(*project) > 0};
     const auto [hears, activates] =
         policy::fact_audience(p.manifest, on, fact_name, project.has_value());
@@ -249,7 +249,7 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
     }
     if (p.supervisor->notify_encoded(std::string(proto::method::EventsFact::kName), line,
                                      activates))
-      delivered.push_back(id);
+      delivered.push_back(p.manifest.id);
   }
   return delivered;
 }
@@ -404,8 +404,8 @@ Result<std::vector<supervisor::Status>> Host::status(std::optional<std::string_v
     out.push_back(p->supervisor->status());
     return out;
   }
-  for (const auto& pid : load_order_)
-    out.push_back(plugins_.at(pid)->supervisor->status());
+  for (const Plugin* p : load_order_)
+    out.push_back(p->supervisor->status());
   return out;
 }
 
@@ -421,8 +421,8 @@ void Host::shutdown(std::function<void()> done) {
   auto one_done = [left, done = std::move(done)]() {
     if (--*left == 0 && done) done();
   };
-  for (const auto& id : load_order_)
-    plugins_.at(id)->supervisor->shutdown(deadline, one_done);
+  for (Plugin* p : load_order_)
+    p->supervisor->shutdown(deadline, one_done);
   one_done();
 }
 

@@ -195,7 +195,7 @@ class Host {
   services::SettingsStore settings_;
   services::ServiceContext services_;
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;
-  std::vector<std::string> load_order_;
+  std::vector<Plugin*> load_order_;  // the plugins_ in the order they were loaded
   // Guards the completions given to the supervisors: they may run while a supervisor or the
   // host itself is being destroyed (docs/lifetimes.md).
   Lifeline lifeline_;

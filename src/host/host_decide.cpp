@@ -108,10 +108,10 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   const auto delay = std::chrono::milliseconds(proto::method::PermissionsDecide::kTimeoutMs);
   auto pending = std::make_shared<Pending>(clock_.make_timer(executor_), std::move(done));
   std::vector<Plugin*> asked;
-  for (const auto& id : load_order_) {
-    Plugin& p = *plugins_.at(id);
-    if (policy::asked_to_decide(p.manifest, p.projects.count(request.project.id) > 0)) {
-      asked.push_back(&p);
+  asked.reserve(load_order_.size());
+  for (Plugin* p : load_order_) {
+    if (policy::asked_to_decide(p->manifest, p->projects.count(request.project.id) > 0)) {
+      asked.push_back(p);
     }
   }
   pending->votes.resize(asked.size());

@@ -263,6 +263,13 @@ namespace json = boost::json;
     o << "void tag_invoke(json::value_from_tag, json::value& v, const " << s.name << "& s) {\n"
       << "  json::object& o = v.emplace_object();\n";
     if (s.fields.empty() && !s.keep_unknown) o << "  (void)o;\n  (void)s;\n";
+    // Room for every member at once: grown one emplace at a time, an object of 4 members was
+    // allocated 3 times (callgrind, bench_host decide: 7.4k instructions a decision's params).
+    if (s.keep_unknown) {
+      o << "  o.reserve(" << s.fields.size() << " + s.unknown.size());\n";
+    } else if (s.fields.size() > 1) {
+      o << "  o.reserve(" << s.fields.size() << ");\n";
+    }
     for (const auto& f : s.fields) {
       const std::string key = quote(f.json_name);
       if (f.type.nullable && f.required) {
