@@ -343,7 +343,8 @@ int main(int argc, char** argv) {
       bench_decide(20, 2000);
     }
     if (which == "all" || which == "neighbours") bench_neighbours(5000);
-    if (which == "all" || which == "cold") bench_cold(50);  // as many starts as its floor (bench_floors spawn)
+    // As many starts as its floor (bench_floors spawn).
+    if (which == "all" || which == "cold") bench_cold(50);
     if (which == "all" || which == "idle") bench_idle(200);
     if (which == "all" || which == "sandbox") bench_sandbox(5000);
     if (which == "all" || which == "malloc") bench_malloc_account(10'000'000);

@@ -70,7 +70,7 @@ class JournalWriter {
   const std::size_t max_queued_bytes_;
   bool held_ = false;
   bool ending_ = false;
-  int flushing_ = 0;  // flush() calls waiting: the gathering window ends at once
+  int flushing_ = 0;    // flush() calls waiting: the gathering window ends at once
   std::thread thread_;  // last: it starts once everything above is built
 };
 
