@@ -45,6 +45,20 @@ struct NestedMembers {
 std::optional<NestedMembers> object_members(std::string_view text, std::span<MemberText> out,
                                             std::string_view key, std::span<MemberText> inner);
 
+// is_json_text and object_members in one pass: the members of `text` when it is one JSON object
+// the Decoder would take (is_json_text's rules, checked here byte by byte instead of by
+// Boost.JSON's parser), nullopt otherwise. Also nullopt for the rare object it does not vouch
+// for although the Decoder may take it: one holding a number of more than 300 digits, or whose
+// exponent and digits put it past 1e300 (Boost.JSON reads some such numbers as infinity); such
+// text goes the Decoder's way, which decides. json_text_test and fuzz_codec hold it to
+// is_json_text: it never takes what that refuses.
+std::optional<std::size_t> checked_object_members(std::string_view text, std::size_t max_depth,
+                                                  std::span<MemberText> out);
+// The same, with the members of the member `key`'s object, as object_members does.
+std::optional<NestedMembers> checked_object_members(std::string_view text, std::size_t max_depth,
+                                                    std::span<MemberText> out, std::string_view key,
+                                                    std::span<MemberText> inner);
+
 // Whether a key among `members` is written with an escape: "r\u0065sult" is "result" to the
 // decoder, so such an object's members are not to be compared with names as written.
 bool has_escaped_key(std::span<const MemberText> members);
