@@ -61,7 +61,10 @@ namespace {
 // a "\r" between tokens, which is a line break to the plugin's line) is left to the session.
 std::optional<std::string_view> host_call_payload(std::string_view line) {
   std::array<proto::MemberText, 8> top, inner;
-  const auto n = proto::object_members(line, top, "params", inner);
+  // Checked as the decoder would check it (grammar, depth, UTF-8, numbers) in the pass that
+  // finds the members.
+  const auto n =
+      proto::checked_object_members(line, proto::DecodeOptions{}.max_depth, top, "params", inner);
   if (!n || !n->inner) return std::nullopt;
   const std::span<const proto::MemberText> members(top.data(), n->outer);
   static const std::string kQuotedMethod = '"' + std::string(method::HostCall::kName) + '"';
@@ -77,7 +80,6 @@ std::optional<std::string_view> host_call_payload(std::string_view line) {
       payload->find('\r') != std::string_view::npos) {
     return std::nullopt;
   }
-  if (!proto::is_json_text(line, proto::DecodeOptions{}.max_depth)) return std::nullopt;
   return payload;
 }
 

@@ -446,8 +446,10 @@ void Session::answer_arrived(Message&& m) {
 bool Session::take_text_answer(std::string_view line) {
   // Answers hold three members; a few more (unknown ones, ignored as the decoder ignores them)
   // still fit, and a line of more goes the decoder's way.
+  // The line is checked as the decoder would check it (grammar, depth, UTF-8, numbers) in the
+  // same pass that finds its members.
   std::array<proto::MemberText, 8> found;
-  const auto n = proto::object_members(line, found);
+  const auto n = proto::checked_object_members(line, proto::DecodeOptions{}.max_depth, found);
   if (!n) return false;
   const std::span<const proto::MemberText> members(found.data(), *n);
   // A key written with an escape ("m\u0065thod") is read by the decoder only, which reads it as
@@ -465,9 +467,6 @@ bool Session::take_text_answer(std::string_view line) {
   if (!id) return false;
   auto it = pending_.find(*id);
   if (it == pending_.end() || it->second.form != ResultForm::text) return false;
-  // Checked last, once the line is known to be such an answer: the whole line, as the decoder
-  // would have (its grammar, depth, UTF-8 and numbers).
-  if (!proto::is_json_text(line, proto::DecodeOptions{}.max_depth)) return false;
   auto node = pending_.extract(it);
   Pending& p = node.mapped();
   --text_calls_;
