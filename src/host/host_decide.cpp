@@ -1,11 +1,15 @@
 // Host::decide: one permission request, asked of every deciding plugin at once.
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
 
 #include "base/quote.hpp"
 #include "host/host.hpp"
@@ -55,6 +59,11 @@ template <class Unanswered>
 void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& unanswered) {
   switch (o.kind) {
     case rpc::CallOutcome::Kind::result: {
+      if (auto d = o.result_text.empty() ? std::nullopt : policy::decision_of_text(o.result_text)) {
+        v.kind = policy::vote_kind(d->decision);
+        v.message = std::move(d->message);
+        return;
+      }
       // The answer came as checked text (ResultForm::text): its few values are built here, on
       // this stack, instead of in a heap arena by the decoder with its whole line's.
       alignas(std::max_align_t) unsigned char scratch[1024];
