@@ -233,6 +233,7 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
   // Serialized once, whatever the number of plugins it goes to.
   std::shared_ptr<const std::string> line;
   std::vector<std::string> delivered;
+  delivered.reserve(load_order_.size());
   for (Plugin* plugin : load_order_) {
     Plugin& p = *plugin;
     const policy::OnFor on{!p.projects.empty(), project && p.projects.count(*project) > 0};
