@@ -32,6 +32,8 @@ class JournalWriter {
   // line in each of 20 files, and with 1 ms the writes of those files cost a decision 5 to 8 %
   // of its time on one core (docs/PERFORMANCE.md).
   static constexpr std::chrono::microseconds kGather{10000};
+  // How many files the writer writes before it offers the core to others.
+  static constexpr std::size_t kFilesBetweenYields = 4;
 
   explicit JournalWriter(std::size_t max_queued_bytes = kMaxQueuedBytes);
   ~JournalWriter();
