@@ -222,17 +222,39 @@ struct Checker {
     std::optional<std::size_t> count;
   };
 
-  bool object(std::span<MemberText>* out, Nested* nested, std::size_t& count) noexcept {
+  // At a '{' or a '[': past it and the whitespace after it; false past the depth bound.
+  bool enter() noexcept {
     if (depth_left == 0) return false;
     --depth_left;
     ++p;
     skip_space();
+    return true;
+  }
+
+  // At the `close` of the container entered last: past it, and out of that container.
+  bool closes(char close) noexcept {
+    if (p >= end || *p != close) return false;
+    ++p;
+    ++depth_left;
+    return true;
+  }
+
+  // After an element of a container: past the ',' before the next one, or the `close` that ends
+  // the container; anything else breaks the text.
+  enum class After { next, closed, broken };
+  After after_element(char close) noexcept {
+    skip_space();
+    if (closes(close)) return After::closed;
+    if (p >= end || *p != ',') return After::broken;
+    ++p;
+    skip_space();
+    return After::next;
+  }
+
+  bool object(std::span<MemberText>* out, Nested* nested, std::size_t& count) noexcept {
     count = 0;
-    if (p < end && *p == '}') {
-      ++p;
-      ++depth_left;
-      return true;
-    }
+    if (!enter()) return false;
+    if (closes('}')) return true;
     for (;;) {
       if (p >= end || *p != '"') return false;
       const char* key = p + 1;
@@ -257,41 +279,18 @@ struct Checker {
             MemberText{key_text, std::string_view(value, static_cast<std::size_t>(p - value))};
       }
       ++count;
-      skip_space();
-      if (p >= end) return false;
-      if (*p == '}') {
-        ++p;
-        ++depth_left;
-        return true;
-      }
-      if (*p != ',') return false;
-      ++p;
-      skip_space();
+      const After after = after_element('}');
+      if (after != After::next) return after == After::closed;
     }
   }
 
   bool array() noexcept {
-    if (depth_left == 0) return false;
-    --depth_left;
-    ++p;
-    skip_space();
-    if (p < end && *p == ']') {
-      ++p;
-      ++depth_left;
-      return true;
-    }
+    if (!enter()) return false;
+    if (closes(']')) return true;
     for (;;) {
       if (!value()) return false;
-      skip_space();
-      if (p >= end) return false;
-      if (*p == ']') {
-        ++p;
-        ++depth_left;
-        return true;
-      }
-      if (*p != ',') return false;
-      ++p;
-      skip_space();
+      const After after = after_element(']');
+      if (after != After::next) return after == After::closed;
     }
   }
 
