@@ -1,6 +1,5 @@
 // Host::decide: one permission request, asked of every deciding plugin at once.
 
-#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,8 +7,6 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
-#include <span>
-#include <string_view>
 
 #include "base/quote.hpp"
 #include "host/host.hpp"

@@ -1,6 +1,6 @@
 // checked_object_members: JSON text checked and its object's members found in one pass over it.
-// Held to Boost.JSON's parser (is_json_text) by json_text_test and by fuzz_codec, which traps
-// when this takes a line that parser refuses.
+// Held to Boost.JSON's parser (is_json_text) by json_text_check_test and by fuzz_codec, which
+// traps when this takes a line that parser refuses.
 
 #include <bit>
 #include <cstdint>
