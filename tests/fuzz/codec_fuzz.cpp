@@ -34,6 +34,7 @@
 #include "protocol/message.hpp"
 #include "protocol/params_check.hpp"
 #include "protocol/schema_validator.hpp"
+#include "support/json_number_bound.hpp"
 
 namespace {
 
@@ -166,25 +167,6 @@ bool round_trip(const proto::Message& m) {
   return true;
 }
 
-// Whether `line` may hold a number checked_object_members does not vouch for (an exponent of
-// three digits or more, a run of 300 digits): it may refuse such a line that Boost.JSON takes.
-bool may_hold_a_number_past_1e300(std::string_view line) {
-  std::size_t run = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const bool digit = line[i] >= '0' && line[i] <= '9';
-    run = digit ? run + 1 : 0;
-    if (run >= 300) return true;
-    if (line[i] != 'e' && line[i] != 'E') continue;
-    std::size_t j = i + 1;
-    if (j < line.size() && (line[j] == '+' || line[j] == '-')) ++j;
-    std::size_t k = j;
-    while (k < line.size() && line[k] >= '0' && line[k] <= '9')
-      ++k;
-    if (k - j >= 3) return true;
-  }
-  return false;
-}
-
 // The one-pass check against is_json_text (Boost.JSON's parser) and object_members: it never
 // takes a line that parser refuses, finds the same members, and refuses an object that parser
 // takes only when it holds a number it does not vouch for.
@@ -192,7 +174,8 @@ void check_one_pass(std::string_view line, bool checked) {
   std::array<proto::MemberText, kMaxLineBytes / 4> one, two;
   const auto got = proto::checked_object_members(line, proto::DecodeOptions{}.max_depth, one);
   if (!got) {
-    if (checked && !may_hold_a_number_past_1e300(line) && proto::object_members(line, two)) {
+    if (checked && !escouade::testing::may_hold_a_number_past_1e300(line) &&
+        proto::object_members(line, two)) {
       std::fprintf(stderr, "checked_object_members refuses an object Boost.JSON takes\n");
       __builtin_trap();
     }
