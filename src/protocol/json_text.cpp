@@ -122,15 +122,7 @@ bool is_json_text(std::string_view text, std::size_t max_depth) {
 namespace {
 
 // The object whose '{' is at the cursor, its members into `out`, the cursor left past its '}'.
-// `nested`, when given: the members of the object value of the member `nested->key` too, read
-// in the same pass (the first such value's).
-struct Nested {
-  std::string_view key;
-  std::span<MemberText> out;
-  std::optional<std::size_t> count;
-};
-
-std::optional<std::size_t> scan_object(Cursor& c, std::span<MemberText> out, Nested* nested) {
+std::optional<std::size_t> scan_object(Cursor& c, std::span<MemberText> out) {
   if (c.at_end() || *c.p != '{') return std::nullopt;
   ++c.p;
   c.skip_space();
@@ -149,12 +141,7 @@ std::optional<std::size_t> scan_object(Cursor& c, std::span<MemberText> out, Nes
     ++c.p;
     c.skip_space();
     const char* value = c.p;
-    if (nested && !nested->count && out[n].key == nested->key && !c.at_end() && *c.p == '{') {
-      nested->count = scan_object(c, nested->out, nullptr);
-      if (!nested->count) return std::nullopt;
-    } else if (!c.skip_value()) {
-      return std::nullopt;
-    }
+    if (!c.skip_value()) return std::nullopt;
     out[n].value = std::string_view(value, static_cast<std::size_t>(c.p - value));
     ++n;
     c.skip_space();
@@ -175,17 +162,7 @@ std::optional<std::size_t> scan_object(Cursor& c, std::span<MemberText> out, Nes
 std::optional<std::size_t> object_members(std::string_view text, std::span<MemberText> out) {
   Cursor c{text.data(), text.data() + text.size()};
   c.skip_space();
-  return scan_object(c, out, nullptr);
-}
-
-std::optional<NestedMembers> object_members(std::string_view text, std::span<MemberText> out,
-                                            std::string_view key, std::span<MemberText> inner) {
-  Cursor c{text.data(), text.data() + text.size()};
-  c.skip_space();
-  Nested nested{key, inner, std::nullopt};
-  const auto n = scan_object(c, out, &nested);
-  if (!n) return std::nullopt;
-  return NestedMembers{*n, nested.count};
+  return scan_object(c, out);
 }
 
 json::value parse_checked(std::string_view text, json::storage_ptr storage) {

@@ -19,7 +19,8 @@ namespace escouade::proto {
 // (decode.hpp) would take: nested at most `max_depth` deep, its strings valid UTF-8, each of its
 // numbers finite. Boost.JSON's own parser checks it, building nothing. It is stricter in one
 // case: a number too large for a double that a later member of the same name hides from the
-// Decoder's values ({"a":1e400,"a":0}) is refused here; such text goes the Decoder's way.
+// Decoder's values ({"a":1e400,"a":0}) is refused here. It is the reference the one-pass
+// checked_object_members is held to (its tests, fuzz_codec).
 bool is_json_text(std::string_view text, std::size_t max_depth);
 
 // One member of an object, as written: `key` between its quotes, escapes left as they are (so
@@ -30,31 +31,28 @@ struct MemberText {
 };
 
 // The members of the object `text`, in their order, written into `out`: how many there are, or
-// nullopt when `text` is not an object with at most out.size() members. Meant for text that
-// is_json_text accepted; on any other it never reads outside `text` and may return nullopt or
-// spans that mean nothing, so the text is to be checked before what it says is trusted.
+// nullopt when `text` is not an object with at most out.size() members. Meant for text already
+// checked (a part of a line checked_object_members took, as a decision's result); on any other it
+// never reads outside `text` and may return nullopt or spans that mean nothing, so the text is to
+// be checked before what it says is trusted.
 std::optional<std::size_t> object_members(std::string_view text, std::span<MemberText> out);
-
-// The same, and in one pass the members of the object that is the value of the member `key`
-// (its first such value), into `inner`: `inner` nullopt when no member `key` holds an object.
-// nullopt as a whole when either object has more members than its span holds.
-struct NestedMembers {
-  std::size_t outer = 0;
-  std::optional<std::size_t> inner;
-};
-std::optional<NestedMembers> object_members(std::string_view text, std::span<MemberText> out,
-                                            std::string_view key, std::span<MemberText> inner);
 
 // is_json_text and object_members in one pass: the members of `text` when it is one JSON object
 // the Decoder would take (is_json_text's rules, checked here byte by byte instead of by
 // Boost.JSON's parser), nullopt otherwise. Also nullopt for the rare object it does not vouch
 // for although the Decoder may take it: one holding a number of more than 300 digits, or whose
 // exponent and digits put it past 1e300 (Boost.JSON reads some such numbers as infinity); such
-// text goes the Decoder's way, which decides. json_text_test and fuzz_codec hold it to
+// text goes the Decoder's way, which decides. json_text_check_test and fuzz_codec hold it to
 // is_json_text: it never takes what that refuses.
 std::optional<std::size_t> checked_object_members(std::string_view text, std::size_t max_depth,
                                                   std::span<MemberText> out);
-// The same, with the members of the member `key`'s object, as object_members does.
+// The same, and in the same pass the members of the object that is the value of the member
+// `key` (its first such value), into `inner`: `inner` nullopt when no member `key` holds an
+// object; nullopt as a whole when either object has more members than its span holds.
+struct NestedMembers {
+  std::size_t outer = 0;
+  std::optional<std::size_t> inner;
+};
 std::optional<NestedMembers> checked_object_members(std::string_view text, std::size_t max_depth,
                                                     std::span<MemberText> out, std::string_view key,
                                                     std::span<MemberText> inner);

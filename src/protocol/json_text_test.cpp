@@ -160,34 +160,6 @@ TEST(JsonText, MembersOfBrokenTextStayInside) {
   EXPECT_EQ(object_members("{\"a\":[[[", m), std::nullopt);
 }
 
-TEST(JsonText, AnObjectsMembersAndThoseOfOneOfItsObjectsInOnePass) {
-  std::array<MemberText, 4> top, inner;
-  const std::string_view text =
-      R"({"id":1,"params":{"id":"p","params":{"deep":[{"x":"}"}]},"n":2},"more":{"a":1}})";
-  const auto n = object_members(text, top, "params", inner);
-  ASSERT_TRUE(n);
-  ASSERT_EQ(n->outer, 3u);
-  ASSERT_EQ(n->inner, 3u);
-  EXPECT_EQ(top[1].value, R"({"id":"p","params":{"deep":[{"x":"}"}]},"n":2})");
-  EXPECT_EQ(top[2].value, R"({"a":1})");
-  EXPECT_EQ(inner[1].key, "params");
-  EXPECT_EQ(inner[1].value, R"({"deep":[{"x":"}"}]})");
-  EXPECT_EQ(inner[2].value, "2");
-  // No such member, or one that is not an object: no inner members.
-  EXPECT_EQ(object_members(R"({"params":[1]})", top, "params", inner)->inner, std::nullopt);
-  EXPECT_EQ(object_members(R"({"x":{}})", top, "params", inner)->inner, std::nullopt);
-  // Too many members inside: none at all.
-  EXPECT_EQ(object_members(R"({"params":{"a":1,"b":2,"c":3,"d":4,"e":5}})", top, "params", inner),
-            std::nullopt);
-  // Broken text stays inside.
-  for (std::string_view broken :
-       {R"({"params":{)", R"({"params":{"a")", R"({"params":{"a":1})", R"({"params":{"a":1}})"}) {
-    const std::string copy(broken);
-    const auto got = object_members(copy, top, "params", inner);
-    EXPECT_EQ(got.has_value(), broken == R"({"params":{"a":1}})") << broken;
-  }
-}
-
 TEST(JsonText, CheckedTextIsBuiltInTheStorageGiven) {
   alignas(std::max_align_t) unsigned char scratch[512];
   json::monotonic_resource arena(scratch, sizeof scratch);
