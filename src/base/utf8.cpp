@@ -5,15 +5,29 @@
 
 namespace escouade {
 
+namespace {
+
+std::uint64_t word_at(const unsigned char* p) noexcept {
+  std::uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+}  // namespace
+
 bool is_valid_utf8(std::string_view s) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
   while (p < end) {
-    // Fast path: eight ASCII bytes at a time.
+    // Fast paths: 32 ASCII bytes at a time, then eight (a fact's line of 400 bytes: 667
+    // instructions eight at a time, docs/PERFORMANCE.md).
+    while (end - p >= 32) {
+      if (((word_at(p) | word_at(p + 8) | word_at(p + 16) | word_at(p + 24)) & kHigh) != 0) break;
+      p += 32;
+    }
     if (end - p >= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, p, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
+      if ((word_at(p) & kHigh) == 0) {
         p += 8;
         continue;
       }
