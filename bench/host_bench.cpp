@@ -325,13 +325,17 @@ int main(int argc, char** argv) {
   g_root = mkdtemp(templ);
   (void)platform::become_subreaper();
   try {
-    if (which == "all" || which == "call") bench_call(20000);
-    if (which == "all" || which == "app") bench_app(20000);
+    // bench_host call|app [times]: callgrind's marginal count a call takes two sizes.
+    const int times = argc > 2 && (which == "call" || which == "app") ? std::atoi(argv[2]) : 20000;
+    if (which == "all" || which == "call") bench_call(times);
+    if (which == "all" || which == "app") bench_app(times);
     if (which == "all" || which == "pipelined") {
       bench_pipelined_api(100000, 256);
       bench_app_pipelined(100000, 256);
     }
-    if (which == "all" || which == "facts") {
+    if (which == "facts" && argc > 3) {  // one size only: bench_host facts <plugins> <facts>
+      bench_facts(std::atoi(argv[2]), std::atoi(argv[3]));
+    } else if (which == "all" || which == "facts") {
       bench_facts(1, 200000);
       bench_facts(10, 50000);
     }
