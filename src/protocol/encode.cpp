@@ -1,44 +1,18 @@
 #include "protocol/encode.hpp"
 
-#include <boost/json/serializer.hpp>
 #include <cstring>
 #include <optional>
 #include <string_view>
 
 #include "base/utf8.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/json_write.hpp"
 
 namespace escouade::proto {
 
 namespace json = boost::json;
 
 namespace {
-
-// Serialises `v` at the end of `out` through a buffer on the stack: the cost is linear in what
-// is written, however long `out` already is (a batch of 200,000 answers is appended to one
-// string; growing it by its own size at each step and zero-filling that made it quadratic).
-template <class T>
-void append_json(std::string& out, const T& v) {
-  // One serializer a thread, reset for each value: a new one allocated its stack at the first
-  // object or array of every message (callgrind, bench_host call: an allocation a call).
-  thread_local json::serializer sr;
-  sr.reset(&v);
-  char buffer[1024];
-  while (!sr.done()) {
-    const auto written = sr.read(buffer, sizeof buffer);
-    out.append(written.data(), written.size());
-  }
-}
-
-void append_string(std::string& out, std::string_view s) {
-  thread_local json::serializer sr;
-  sr.reset(s);
-  char buffer[1024];
-  while (!sr.done()) {
-    const auto written = sr.read(buffer, sizeof buffer);
-    out.append(written.data(), written.size());
-  }
-}
 
 // Why a line may not go out, if it may not.
 std::optional<Error> line_problem(std::string_view out) {
@@ -89,35 +63,35 @@ void append_message(std::string& out, const Message& m) {
     case MessageKind::notification:
       if (m.kind == MessageKind::request) {
         out += R"(,"id":)";
-        append_json(out, m.id);
+        write_json(out, m.id);
       }
       out += R"(,"method":)";
-      append_string(out, m.method);
+      write_json(out, m.method);
       if (m.params) {
         out += R"(,"params":)";
-        append_json(out, *m.params);
+        write_json(out, *m.params);
       }
       break;
     case MessageKind::response:
       out += R"(,"id":)";
-      append_json(out, m.id);
+      write_json(out, m.id);
       out += R"(,"result":)";
       if (m.result_text.empty()) {
-        append_json(out, m.result);
+        write_json(out, m.result);
       } else {
         out += m.result_text;  // checked JSON, as it came
       }
       break;
     case MessageKind::error_response:
       out += R"(,"id":)";
-      append_json(out, m.id);
+      write_json(out, m.id);
       out += R"(,"error":{"code":)";
       out += std::to_string(m.error.code);
       out += R"(,"message":)";
-      append_string(out, m.error.message);
+      write_json(out, m.error.message);
       if (m.error.data) {
         out += R"(,"data":)";
-        append_json(out, *m.error.data);
+        write_json(out, *m.error.data);
       }
       out += '}';
       break;
@@ -132,9 +106,9 @@ Result<std::string> encode(const Message& message) {
 Result<std::string> encode_notification(std::string_view method, const json::value& params) {
   return line_of([&](std::string& out) {
     out += R"({"jsonrpc":"2.0","method":)";
-    append_string(out, method);
+    write_json(out, method);
     out += R"(,"params":)";
-    append_json(out, params);
+    write_json(out, params);
     out += '}';
   });
 }
@@ -142,11 +116,13 @@ Result<std::string> encode_notification(std::string_view method, const json::val
 Result<EncodedParams> encode_params(const json::value& params) {
   std::string out;
   out.reserve(256);
-  append_json(out, params);
-  auto checked = finish_line(std::move(out));
-  if (!checked) return checked.error();
-  checked->pop_back();  // the '\n' finish_line added
-  return EncodedParams{std::move(*checked)};
+  write_json(out, params);
+  return checked_params(std::move(out));
+}
+
+Result<EncodedParams> checked_params(std::string json) {
+  if (auto problem = line_problem(json)) return *problem;
+  return EncodedParams{std::move(json)};
 }
 
 std::string encode_request(std::int64_t id, std::string_view method, const EncodedParams& params) {
@@ -155,7 +131,7 @@ std::string encode_request(std::int64_t id, std::string_view method, const Encod
   out += R"({"jsonrpc":"2.0","id":)";
   out += std::to_string(id);
   out += R"(,"method":)";
-  append_string(out, method);  // escaped: a method name cannot break the line
+  write_json(out, method);  // escaped: a method name cannot break the line
   out += R"(,"params":)";
   out += params.json;
   out += "}\n";

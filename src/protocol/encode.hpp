@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "protocol/json_write.hpp"
 #include "protocol/message.hpp"
 
 namespace escouade::proto {
@@ -37,6 +38,17 @@ struct EncodedParams {
 };
 // Fails with internal (-32603) as encode() does.
 Result<EncodedParams> encode_params(const boost::json::value& params);
+// The same for params written as text already (`json`: one JSON value): checked as a line is.
+Result<EncodedParams> checked_params(std::string json);
+// The same for params of a generated type, written without making its value (json_write.hpp):
+// the bytes encode_params(json::value_from(params)) gives.
+template <class T>
+Result<EncodedParams> encode_params_of(const T& params) {
+  std::string json;
+  json.reserve(256);
+  write_json(json, params);
+  return checked_params(std::move(json));
+}
 // The line of a request with params encoded before, '\n' included; the same bytes encode()
 // writes for that request.
 std::string encode_request(std::int64_t id, std::string_view method, const EncodedParams& params);

@@ -135,6 +135,7 @@ std::string Generator::types_hpp() const {
 #include <vector>
 
 #include "protocol/json_read.hpp"
+#include "protocol/json_write.hpp"
 )";
   if (options_.other) o << "#include \"protocol/gen/types.hpp\"\n";
   o << "\nnamespace " << options_.ns << " {\n\n";
@@ -147,7 +148,8 @@ std::string Generator::types_hpp() const {
       << "_from_string(std::string_view s) noexcept;\n"
       << "bool read_value(const boost::json::value& v, " << e.name << "& out, ReadContext& ctx);\n"
       << "void tag_invoke(boost::json::value_from_tag, boost::json::value& v, " << e.name
-      << " e);\n\n";
+      << " e);\n"
+      << "void write_json(std::string& out, " << e.name << " e);\n\n";
   }
   // Declare every struct first: definitions may refer to each other in any order.
   for (const auto& s : structs_)
@@ -180,11 +182,55 @@ std::string Generator::types_hpp() const {
       << "bool read_value(const boost::json::value& v, " << s->name << "& out, ReadContext& ctx);\n"
       << "void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const " << s->name
       << "& s);\n"
+      << "// The bytes of json::serialize(json::value_from(s)), without making the value.\n"
+      << "void write_json(std::string& out, const " << s->name << "& s);\n"
       << s->name << " tag_invoke(boost::json::value_to_tag<" << s->name
       << ">, const boost::json::value& v);\n\n";
   }
   o << "}  // namespace " << options_.ns << "\n";
   return o.str();
+}
+
+// A struct written as text member by member, in the order and with the bytes its value_from
+// and json::serialize give: absent optional members left out, a null where a nullable one is
+// required, unknown members last, and none of them under a name the schema gives a member (an
+// object keeps the first of two members of one name, which value_from emplaces first).
+void Generator::write_json_of(std::ostream& o, const Struct& s) {
+  o << "void write_json(std::string& out, const " << s.name << "& s) {\n";
+  if (s.fields.empty() && !s.keep_unknown) {
+    o << "  (void)s;\n  out += \"{}\";\n}\n\n";
+    return;
+  }
+  // The overloads for strings, numbers and values, which a namespace of generated types of its
+  // own would hide.
+  o << "  using ::escouade::proto::write_json;\n  char separator = '{';\n";
+  for (const auto& f : s.fields) {
+    const std::string key = quote(json::serialize(json::string(f.json_name)) + ":");
+    const std::string member = "s." + f.member;
+    const std::string begin = "out += separator;\n    separator = ',';\n    out += " + key + ";\n";
+    if (f.type.nullable && f.required) {
+      o << "  {\n    " << begin << "    if (" << member << ") write_json(out, *" << member
+        << ");\n    else out += \"null\";\n  }\n";
+    } else if (f.type.nullable || !f.required) {
+      o << "  if (" << member << ") {\n    " << begin << "    write_json(out, *" << member
+        << ");\n  }\n";
+    } else {
+      o << "  {\n    " << begin << "    write_json(out, " << member << ");\n  }\n";
+    }
+  }
+  if (s.keep_unknown) {
+    o << "  for (const auto& m : s.unknown) {\n    const auto k = m.key();\n";
+    if (!s.fields.empty()) {
+      o << "    if (";
+      for (std::size_t i = 0; i < s.fields.size(); ++i)
+        o << (i ? " || " : "") << "k == " << quote(s.fields[i].json_name);
+      o << ") continue;\n";
+    }
+    o << "    out += separator;\n    separator = ',';\n"
+      << "    write_json_key(out, std::string_view(k.data(), k.size()));\n"
+      << "    write_json(out, m.value());\n  }\n";
+  }
+  o << "  if (separator == '{') out += '{';\n  out += '}';\n}\n\n";
 }
 
 std::string Generator::types_cpp() const {
@@ -221,7 +267,9 @@ namespace json = boost::json;
       << "  if (!parsed) return ctx.not_one_of(v.get_string(), kAllowed);\n"
       << "  out = *parsed;\n  return true;\n}\n\n"
       << "void tag_invoke(json::value_from_tag, json::value& v, " << e.name
-      << " e) { v = to_string(e); }\n\n";
+      << " e) { v = to_string(e); }\n\n"
+      << "void write_json(std::string& out, " << e.name << " e) {\n"
+      << "  ::escouade::proto::write_json(out, to_string(e));\n}\n\n";
   }
   for (const auto& s : structs_) {
     o << "bool read_value(const json::value& v, " << s.name << "& out, ReadContext& ctx) {\n"
@@ -285,8 +333,9 @@ namespace json = boost::json;
     if (s.keep_unknown) {
       o << "  for (const auto& m : s.unknown) o.emplace(m.key(), m.value());\n";
     }
-    o << "}\n\n"
-      << s.name << " tag_invoke(json::value_to_tag<" << s.name << ">, const json::value& v) {\n"
+    o << "}\n\n";
+    write_json_of(o, s);
+    o << s.name << " tag_invoke(json::value_to_tag<" << s.name << ">, const json::value& v) {\n"
       << "  " << s.name << " out;\n  ReadContext ctx;\n"
       << "  if (!read_value(v, out, ctx)) throw_read_error(ctx);\n  return out;\n}\n\n";
   }

@@ -169,6 +169,9 @@ class Generator {
   }
 
  private:
+  // Writes the definition of write_json(out, s) for `s` into `o` (codegen.cpp).
+  static void write_json_of(std::ostream& o, const Struct& s);
+
   void definition(const std::string& name, const json::value& v) {
     const std::string where = "definitions." + name;
     const auto& o = as_object(v, where);

@@ -1,0 +1,190 @@
+// write_json against its reference: every generated type written as text must give the bytes of
+// json::serialize(json::value_from(x)), whatever its members hold.
+
+#include "protocol/json_write.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <random>
+#include <string>
+
+#include "protocol/encode.hpp"
+#include "protocol/gen/errors.hpp"
+#include "protocol/gen/host_types.hpp"
+#include "protocol/gen/types.hpp"
+
+namespace escouade::proto {
+namespace {
+
+namespace json = boost::json;
+
+template <class T>
+std::string written(const T& x) {
+  std::string out;
+  write_json(out, x);
+  return out;
+}
+
+// Read from `doc`, then written both ways.
+template <class T>
+void expect_same_bytes(std::string_view doc) {
+  T x;
+  ReadContext ctx;
+  ASSERT_TRUE(read_value(json::parse(doc), x, ctx)) << doc << ": " << ctx.message("doc");
+  EXPECT_EQ(written(x), json::serialize(json::value_from(x))) << doc;
+}
+
+TEST(WriteJson, EveryKindOfMemberAsValueFromWritesIt) {
+  // Nested structs, optional ones present and absent, a free-form object.
+  expect_same_bytes<DecideParams>(
+      R"({"request":{"id":"r1","kind":"command","tool":"Bash","input":{"command":"rm -rf /",)"
+      R"("n":[1,2.5,null,true,{"x":"y"}]}},"project":{"id":"p","name":"P","private":true},)"
+      R"("ticket":{"id":"t","key":"K-1","title":"a \"quoted\" title"},"agent":{"id":"a","name":"Ada"}})");
+  expect_same_bytes<DecideParams>(
+      R"({"request":{"id":"","kind":"k"},"project":{"id":"p","name":"","private":false}})");
+  // Unknown members kept and written last; an enum; 64-bit integers at both ends.
+  expect_same_bytes<Fact>(
+      R"({"name":"agent.status","version":9223372036854775807,"seq":-9223372036854775807,)"
+      R"("at":"2026-11-29T10:00:00Z","data":{},"zz":1,"aa":{"b":[]}})");
+  // A nullable member that is required: null, or a number.
+  expect_same_bytes<ProcExitParams>(R"({"proc":3,"code":null})");
+  expect_same_bytes<ProcExitParams>(R"({"proc":3,"code":-1})");
+  // Maps of strings, present, empty and absent.
+  expect_same_bytes<NetFetchParams>(
+      R"({"url":"https://a.test/x?y=1","method":"POST","headers":{"b":"2","a":"1\n","":""},)"
+      R"("body":"{}"})");
+  expect_same_bytes<NetFetchParams>(R"({"url":"https://a.test/","headers":{}})");
+  expect_same_bytes<NetFetchParams>(R"({"url":"https://a.test/"})");
+  expect_same_bytes<NetFetchResult>(R"({"status":200,"headers":{"x":"y"},"body":"\u0000"})");
+  // Doubles as Boost.JSON formats them.
+  for (const char* ms : {"0", "1.5", "1E300", "-0.0", "12345678.9", "3.0000000000000004", "1e-7"}) {
+    expect_same_bytes<TimerSetParams>(std::string(R"({"ms":)") + ms + "}");
+  }
+  // Arrays of structs with enums, of strings; optional booleans and integers.
+  expect_same_bytes<FsListResult>(
+      R"({"entries":[{"name":"a","kind":"file","bytes":3},{"name":"b","kind":"dir","bytes":0}],)"
+      R"("truncated":false})");
+  expect_same_bytes<FsListResult>(R"({"entries":[],"truncated":true})");
+  expect_same_bytes<ProcSpawnParams>(
+      R"({"command":"git","args":["log","--oneline",""],"dir":"project","env":{"HOME":"/h"}})");
+  expect_same_bytes<EscouadeCapabilities>(R"({"batch":true,"secrets":false})");
+  expect_same_bytes<EscouadeCapabilities>(R"({})");
+  expect_same_bytes<FsStatResult>(R"({"kind":"file","bytes":1,"modified":1700000000000})");
+  // The host protocol's: a member of the plugin protocol's types, a variant, an array of
+  // structs, a free-form value.
+  expect_same_bytes<host::PublishParams>(
+      R"({"fact":{"name":"agent.status","version":1,"seq":2,"at":"t","data":{"s":"x"},"more":0}})");
+  expect_same_bytes<host::DisableParams>(R"({"id":"a.b","project":"all"})");
+  expect_same_bytes<host::DisableParams>(
+      R"({"id":"a.b","project":{"id":"p","name":"n","private":false,"folder":"/r"}})");
+  expect_same_bytes<host::HostDecision>(
+      R"({"decision":"deny","message":"no","by":[{"id":"a","decision":"deny","message":"m"},)"
+      R"({"id":"b","decision":"timeout","reason":"it did not answer within 500 ms"}]})");
+  expect_same_bytes<host::CallParams>(
+      R"({"id":"a","method":"x/y","params":[1,"2"],"timeoutMs":5})");
+  expect_same_bytes<host::CallParams>(R"({"id":"a","method":"x/y","params":null})");
+}
+
+TEST(WriteJson, ResultsOfMethodsThatAreNotStructs) {
+  const std::map<std::string, Scalar> settings{{"a", std::string("x\"")}, {"b", 2.5}, {"c", true}};
+  EXPECT_EQ(written(settings), json::serialize(json::value_from(settings)));
+  EXPECT_EQ(written(std::map<std::string, Scalar>{}), "{}");
+  EXPECT_EQ(written(nullptr), "null");
+  EXPECT_EQ(written(std::vector<std::string>{"a", "\x01"}), R"(["a","\u0001"])");
+}
+
+// Bytes from which the random strings below are made: every class the serializer treats apart
+// (plain, quote, backslash, control characters, DEL, UTF-8 of 2, 3 and 4 bytes, bytes that are
+// not UTF-8).
+constexpr std::string_view kPalette[] = {
+    "a",    "Z",    "0",           " ",        "\"",           "\\",
+    "/",    "\n",   "\r",          "\t",       "\b",           "\f",
+    "\x01", "\x1f", "\x7f",        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+    "\xff", "\xc0", "\xed\xa0\x80"};
+
+std::string random_text(std::mt19937& rng) {
+  std::string s;
+  const int n = std::uniform_int_distribution<int>(0, 40)(rng);
+  for (int i = 0; i < n; ++i) {
+    s += kPalette[std::uniform_int_distribution<std::size_t>(0, std::size(kPalette) - 1)(rng)];
+  }
+  return s;
+}
+
+TEST(WriteJson, StringsAreEscapedAsTheSerializerEscapesThem) {
+  for (int b = 0; b < 256; ++b) {
+    const std::string one(1, static_cast<char>(b));
+    for (const std::string& s : {one, "ab" + one + "cd", one + one}) {
+      EXPECT_EQ(written(std::string_view(s)), json::serialize(json::string(s))) << "byte " << b;
+    }
+  }
+  std::mt19937 rng(12);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string s = random_text(rng);
+    EXPECT_EQ(written(std::string_view(s)), json::serialize(json::string(s)));
+  }
+}
+
+TEST(WriteJson, RandomRequestsAndFactsMatchValueFrom) {
+  std::mt19937 rng(7);
+  auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
+  for (int i = 0; i < 1000; ++i) {
+    DecideParams p;
+    p.request.id = random_text(rng);
+    p.request.kind = random_text(rng);
+    if (coin()) p.request.tool = random_text(rng);
+    if (coin()) {
+      json::object input;
+      input[random_text(rng)] = random_text(rng);
+      input["n"] = json::array{random_text(rng), i, 0.5 * i, nullptr, coin()};
+      p.request.input = std::move(input);
+    }
+    p.project = {random_text(rng), random_text(rng), coin()};
+    if (coin()) p.ticket = Ticket{random_text(rng), random_text(rng), random_text(rng)};
+    if (coin()) p.agent = Agent{random_text(rng), random_text(rng)};
+    ASSERT_EQ(written(p), json::serialize(json::value_from(p)));
+
+    Fact f;
+    f.name = FactName::agent_status;
+    f.seq = i;
+    f.at = random_text(rng);
+    f.data[random_text(rng)] = random_text(rng);
+    if (coin()) f.unknown[random_text(rng)] = random_text(rng);
+    ASSERT_EQ(written(f), json::serialize(json::value_from(f)));
+  }
+}
+
+// An unknown member under a member's name (put there by code, never by read_value): value_from
+// keeps the member's, and so does write_json.
+TEST(WriteJson, UnknownMembersNeverShadowTheSchemasMembers) {
+  Fact f;
+  f.name = FactName::agent_status;
+  f.seq = 4;
+  f.unknown["seq"] = "not this";
+  f.unknown["name"] = 1;
+  f.unknown["extra"] = true;
+  EXPECT_EQ(written(f), json::serialize(json::value_from(f)));
+  EXPECT_EQ(written(f).find("not this"), std::string::npos);
+}
+
+TEST(WriteJson, ParamsEncodedFromTheTypeAreTheParamsEncodedFromItsValue) {
+  DecideParams p;
+  p.request = {"r\n1", "command", "Bash", json::object{{"command", "ls \"a b\""}}};
+  p.project = {"p", "P", false};
+  auto direct = encode_params_of(p);
+  auto via_value = encode_params(json::value_from(p));
+  ASSERT_TRUE(direct);
+  ASSERT_TRUE(via_value);
+  EXPECT_EQ(direct->json, via_value->json);
+  EXPECT_EQ(direct->json.find('\n'), std::string::npos) << "escaped, never raw";
+  // Text that is not UTF-8 is refused as encode_params refuses it.
+  p.request.kind = "\xff";
+  auto refused = encode_params_of(p);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::internal);
+  EXPECT_FALSE(encode_params(json::value_from(p)));
+}
+
+}  // namespace
+}  // namespace escouade::proto
