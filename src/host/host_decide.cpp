@@ -99,13 +99,10 @@ void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& u
 }  // namespace
 
 void Host::decide(const proto::DecideParams& request, DecideDone done) {
-  // Encoded once for every plugin asked: each line differs only by its id. Its values are made
-  // in an arena on this stack (callgrind, bench_host decide 20: 76 allocations and frees a
-  // decision otherwise); a copy that outlives this call is made in the default storage.
-  alignas(std::max_align_t) unsigned char scratch[4096];
-  json::monotonic_resource arena(scratch, sizeof scratch);
-  const json::value params = json::value_from(request, json::storage_ptr(&arena));
-  auto encoded = proto::encode_params(params);
+  // Encoded once for every plugin asked: each line differs only by its id. Written as text
+  // straight from the request, without making its value first (callgrind, bench_host decide 5:
+  // the value and its serialisation cost 17.5k instructions a decision; docs/PERFORMANCE.md).
+  auto encoded = proto::encode_params_of(request);
   std::shared_ptr<const proto::EncodedParams> shared;
   if (encoded) shared = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
   // What each plugin's journal line says of the request, made once.
@@ -163,7 +160,7 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
     if (shared) {
       p.supervisor->call(kMethod, shared, delay, std::move(then), rpc::ResultForm::text);
     } else {  // it cannot be encoded: each call reports why, as any call would
-      p.supervisor->call(kMethod, json::value(params, json::storage_ptr()), delay, std::move(then),
+      p.supervisor->call(kMethod, json::value_from(request), delay, std::move(then),
                          rpc::ResultForm::text);
     }
   }
