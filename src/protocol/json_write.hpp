@@ -7,7 +7,7 @@
 // are the overloads for the members' own types, which the generated ones call.
 //
 // Made for the host's hot requests: a decision's params built as values and then serialised
-// cost 17.5k instructions of the 25k the host spends on a decision before its lines leave
+// cost 10k instructions of the 25k the host spends on a decision of 5 before its lines leave
 // (callgrind, bench_host decide 5; docs/PERFORMANCE.md). Like the serializer, they check
 // nothing: text that is not valid UTF-8 is written as it is, and the line that carries it is
 // refused where every line is (protocol/encode.cpp).
