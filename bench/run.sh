@@ -2,12 +2,14 @@
 # Runs every benchmark in one go, so that each of the host's figures sits beside its floor,
 # measured on the same machine in the same minutes (docs/PERFORMANCE.md).
 #
-# Usage: bench/run.sh [--rounds R] [--no-build] [--table-only] [output dir]
+# Usage: bench/run.sh [--rounds R] [--no-build] [--table-only | --retable] [output dir]
 #   --rounds R    rounds of the floors and the host's figures (default 5); each round runs every
 #                 floor and every figure once pinned (taskset -c 0: host, plugins and children on
 #                 one core) and once unpinned, interleaved, and the table gives their medians
 #   --no-build    use build/release as it is
 #   --table-only  the rounds and their table only (no codec, masking, callgrind, neighbours)
+#   --retable     no run: the table again from the output dir's rounds.jsonl (after a change
+#                 of how it is computed)
 #   output dir    default build/bench-results: rounds.jsonl (every line, with its round and
 #                 pinning), table.md (the table printed), and the other sections' files
 #
@@ -16,10 +18,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '5,13s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '5,15s/^# \{0,1\}//p' "$0"; }
 rounds=5
 build=1
 table_only=0
+retable=0
 out=build/bench-results
 while (($#)); do
   case $1 in
@@ -27,6 +30,7 @@ while (($#)); do
     --rounds=*) rounds=${1#--rounds=}; shift ;;
     --no-build) build=0; shift ;;
     --table-only) table_only=1; shift ;;
+    --retable) retable=1; build=0; shift ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     *) out=$1; shift ;;
@@ -43,7 +47,7 @@ fi
 bin=build/release/bench
 plugin=build/release/bench/bench_lean_plugin  # the plugin of bench_host's cold start, its floor's too
 
-if ((!table_only)); then
+if ((!table_only && !retable)); then
   echo "== the floor: one 400-byte line over two pipes, parent <-> child"
   : >"$out/floor.jsonl"
   for mode in "" "--json"; do
@@ -81,24 +85,31 @@ jobs=(
   "$bin/bench_host malloc"
 )
 
-echo "== the floors and the host, $rounds rounds, each pinned and unpinned"
-: >"$out/rounds.jsonl"
-: >"$out/rounds.stderr"
-trap 'echo "run.sh: a benchmark failed; the end of $out/rounds.stderr:" >&2
-      tail -n 20 "$out/rounds.stderr" >&2' ERR
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for ((r = 1; r <= rounds; r++)); do
-  for pin in pinned unpinned; do
-    echo "   round $r of $rounds, $pin"
-    for job in "${jobs[@]}"; do
-      # shellcheck disable=SC2086  # a job is a command line of words without spaces
-      run_as "$pin" $job 2>>"$out/rounds.stderr" |
-        sed "s/^{/{\"round\":$r,\"pin\":\"$pin\",/" >>"$out/rounds.jsonl"
+if ((retable)); then
+  [[ -s $out/rounds.jsonl ]] || { echo "run.sh: no $out/rounds.jsonl to take the table from" >&2; exit 2; }
+  rounds=$(grep -o '"round":[0-9]*' "$out/rounds.jsonl" | cut -d: -f2 | sort -n | tail -n 1)
+  load_before="(not recorded)"
+  load_after="(not recorded)"
+else
+  echo "== the floors and the host, $rounds rounds, each pinned and unpinned"
+  : >"$out/rounds.jsonl"
+  : >"$out/rounds.stderr"
+  trap 'echo "run.sh: a benchmark failed; the end of $out/rounds.stderr:" >&2
+        tail -n 20 "$out/rounds.stderr" >&2' ERR
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  for ((r = 1; r <= rounds; r++)); do
+    for pin in pinned unpinned; do
+      echo "   round $r of $rounds, $pin"
+      for job in "${jobs[@]}"; do
+        # shellcheck disable=SC2086  # a job is a command line of words without spaces
+        run_as "$pin" $job 2>>"$out/rounds.stderr" |
+          sed "s/^{/{\"round\":$r,\"pin\":\"$pin\",/" >>"$out/rounds.jsonl"
+      done
     done
   done
-done
-trap - ERR
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+  trap - ERR
+  load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+fi
 
 # The table's rows: measure | floor's line (a literal part of it) | its field | the host's line |
 # its field | how they compare | target.
@@ -184,6 +195,20 @@ table() {
       if (kind == "diff") return sprintf("%+.2f to %+.2f ms", lo, hi)
       return sprintf("%.2f-%.2f×", lo, hi)
     }
+    # The median of the rounds'"'"' own ratios: each round measures its floor and ours minutes apart,
+    # so a round pairs them in one state of the machine, where the medians of all rounds may
+    # take the floor from a fast round and ours from a slow one (this VM moves between the two).
+    function paired(i, pin, kind,   r, list, fl, ou) {
+      list = ""
+      for (r = 1; r <= rounds; r++) {
+        fl = floor_r[i, pin, r]; ou = ours_r[i, pin, r]
+        if (fl == "" || ou == "" || fl + 0 == 0 || ou + 0 == 0) continue
+        list = list " " (kind == "diff" ? ou - fl : ou / fl)
+      }
+      if (list == "") return "?"
+      if (kind == "diff") return sprintf("%+.2f ms", median(list))
+      return sprintf("%.2f×", median(list))
+    }
     FNR == NR { row[++rows] = $0; next }  # the rows, then the lines of the rounds
     {
       pin = index($0, "\"pin\":\"pinned\"") ? "pinned" : "unpinned"
@@ -203,23 +228,25 @@ table() {
     END {
       printf "Medians of %d rounds; load average %s before, %s after.\n", rounds, load_before, load_after
       printf "ratio: ours / floor, of times (lower is better) and of rates (higher is better);\n"
+      printf "paired: the median of the rounds'"'"' own ratios (each round pairs its floor and ours);\n"
       printf "ratio by round: the lowest and the highest of the rounds taken one by one.\n"
       for (p = 1; p <= 2; p++) {
         pin = p == 1 ? "pinned" : "unpinned"
         printf "\n%s\n\n", pin == "pinned" ? "Pinned (taskset -c 0: the whole tree on one core)" : "Unpinned"
-        print "| measure | floor | ours | ratio | ratio by round | target |"
-        print "|---|---|---|---|---|---|"
+        print "| measure | floor | ours | ratio | paired | ratio by round | target |"
+        print "|---|---|---|---|---|---|---|"
         for (i = 1; i <= rows; i++) {
           split(row[i], f, "|")
           fl = median(floor[i, pin]); ou = median(ours[i, pin])
-          printf "| %s | %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[3]), shown(ou, f[5]),
-                 compared(f[6], fl, ou), spread(i, pin, f[6]), f[7]
+          printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[3]), shown(ou, f[5]),
+                 compared(f[6], fl, ou), paired(i, pin, f[6]), spread(i, pin, f[6]), f[7]
         }
       }
     }' <(rows) "$out/rounds.jsonl"
 }
 
 table | tee "$out/table.md"
+if ((retable)); then exit 0; fi
 
 # ---- peers: the same measures of other stacks (MCP SDK ...), added by bench/peers/run.sh ----
 # It prints JSON lines like {"bench":"peer","peer":"mcp-sdk","measure":"call","p50_us":..}.
