@@ -26,6 +26,7 @@ bool is_valid_utf8(std::string_view s) noexcept {
       if (((word_at(p) | word_at(p + 8) | word_at(p + 16) | word_at(p + 24)) & kHigh) != 0) break;
       p += 32;
     }
+    if (p == end) break;  // a multiple of 32 bytes, all taken
     if (end - p >= 8) {
       if ((word_at(p) & kHigh) == 0) {
         p += 8;

@@ -28,6 +28,27 @@ TEST(Utf8, RefusesMalformedText) {
   EXPECT_FALSE(is_valid_utf8("abcdefgh\xE2\x80"));  // cut after the fast path
 }
 
+// The check steps over ASCII 32 and 8 bytes at a time: it must stop at the end of what it is
+// given, whatever lies past it. A byte that is not UTF-8 sits right after each view here, and
+// the view is at every length and offset around the steps (fuzz_policy found a read one byte
+// past a view of 32 bytes).
+TEST(Utf8, ReadsNothingPastTheEndAtAnyLength) {
+  for (std::size_t offset = 0; offset < 8; ++offset) {
+    for (std::size_t n = 0; n <= 100; ++n) {
+      std::string buffer(offset, 'o');
+      buffer.append(n, 'a');
+      buffer.push_back('\xff');
+      const std::string_view view(buffer.data() + offset, n);
+      EXPECT_TRUE(is_valid_utf8(view)) << "offset " << offset << ", length " << n;
+      if (n > 0) {
+        std::string bad(buffer);
+        bad[offset + n - 1] = '\xff';  // the last byte of the view is not UTF-8 either
+        EXPECT_FALSE(is_valid_utf8(std::string_view(bad.data() + offset, n))) << n;
+      }
+    }
+  }
+}
+
 TEST(Utf8, CompletePrefixStopsBeforeACutCharacter) {
   const std::string bullet = "\xE2\x80\xA2";
   EXPECT_EQ(utf8_complete_prefix("ab"), 2u);
