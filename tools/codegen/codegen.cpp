@@ -27,6 +27,20 @@ namespace json = boost::json;
 
 namespace escouade::codegen {
 
+namespace {
+
+// The generated test of whether the key `k` is one the schema gives `s` a member for: what
+// read_value does not keep among the unknown members, and write_json does not write from them.
+std::string names_a_member(const Struct& s) {
+  if (s.fields.empty()) return "false";
+  std::string test;
+  for (const auto& f : s.fields)
+    test += (test.empty() ? "" : " || ") + std::string("k == ") + quote(f.json_name);
+  return test;
+}
+
+}  // namespace
+
 std::string Generator::errors_hpp() const {
   std::ostringstream o;
   o << kBanner << R"(#pragma once
@@ -219,14 +233,9 @@ void Generator::write_json_of(std::ostream& o, const Struct& s) {
     }
   }
   if (s.keep_unknown) {
-    o << "  for (const auto& m : s.unknown) {\n    const auto k = m.key();\n";
-    if (!s.fields.empty()) {
-      o << "    if (";
-      for (std::size_t i = 0; i < s.fields.size(); ++i)
-        o << (i ? " || " : "") << "k == " << quote(s.fields[i].json_name);
-      o << ") continue;\n";
-    }
-    o << "    out += separator;\n    separator = ',';\n"
+    o << "  for (const auto& m : s.unknown) {\n    const auto k = m.key();\n"
+      << "    if (" << names_a_member(s) << ") continue;\n"
+      << "    out += separator;\n    separator = ',';\n"
       << "    write_json_key(out, std::string_view(k.data(), k.size()));\n"
       << "    write_json(out, m.value());\n  }\n";
   }
@@ -278,11 +287,9 @@ namespace json = boost::json;
     if (s.fields.empty() && !s.keep_unknown) o << "  (void)out;\n";
     if (s.keep_unknown) o << "  out.unknown.clear();\n";
     if (s.keep_unknown) {
-      o << "  for (const auto& m : *o) {\n    const auto k = m.key();\n    if (";
-      for (std::size_t i = 0; i < s.fields.size(); ++i) {
-        o << (i ? " || " : "") << "k == " << quote(s.fields[i].json_name);
-      }
-      o << ") continue;\n    out.unknown.emplace(k, m.value());\n  }\n";
+      o << "  for (const auto& m : *o) {\n    const auto k = m.key();\n"
+        << "    if (" << names_a_member(s) << ") continue;\n"
+        << "    out.unknown.emplace(k, m.value());\n  }\n";
     }
     for (const auto& f : s.fields) {
       const std::string key = quote(f.json_name);
