@@ -180,31 +180,34 @@ table() {
       if (kind == "rate") return sprintf("%.2f×", ours / floor)
       return sprintf("%+.2f ms", ours - floor)
     }
-    # The ratio of each round (its floor and ours, measured minutes apart), as "lowest-highest":
-    # how far one run may stray from the medians on a shared machine.
-    function spread(i, pin, kind,   r, lo, hi, x, fl, ou) {
-      lo = ""; hi = ""
-      for (r = 1; r <= rounds; r++) {
-        fl = floor_r[i, pin, r]; ou = ours_r[i, pin, r]
-        if (fl == "" || ou == "" || fl + 0 == 0 || ou + 0 == 0) continue
-        x = kind == "diff" ? ou - fl : ou / fl
-        if (lo == "" || x < lo) lo = x
-        if (hi == "" || x > hi) hi = x
-      }
-      if (lo == "") return "?"
-      if (kind == "diff") return sprintf("%+.2f to %+.2f ms", lo, hi)
-      return sprintf("%.2f-%.2f×", lo, hi)
-    }
-    # The median of the rounds'"'"' own ratios: each round measures its floor and ours minutes apart,
-    # so a round pairs them in one state of the machine, where the medians of all rounds may
-    # take the floor from a fast round and ours from a slow one (this VM moves between the two).
-    function paired(i, pin, kind,   r, list, fl, ou) {
+    # The ratio of each round (ours / floor, or ours - floor for a "diff"), space-separated: each
+    # round measures its floor and ours minutes apart, in one state of the machine.
+    function round_ratios(i, pin, kind,   r, list, fl, ou) {
       list = ""
       for (r = 1; r <= rounds; r++) {
         fl = floor_r[i, pin, r]; ou = ours_r[i, pin, r]
         if (fl == "" || ou == "" || fl + 0 == 0 || ou + 0 == 0) continue
         list = list " " (kind == "diff" ? ou - fl : ou / fl)
       }
+      return list
+    }
+    # Their lowest and highest, as "lowest-highest": how far one run may stray from the medians
+    # on a shared machine.
+    function spread(i, pin, kind,   n, x, k, lo, hi) {
+      n = split(round_ratios(i, pin, kind), x, " ")
+      if (n == 0) return "?"
+      lo = x[1]; hi = x[1]
+      for (k = 2; k <= n; k++) {
+        if (x[k] + 0 < lo + 0) lo = x[k]
+        if (x[k] + 0 > hi + 0) hi = x[k]
+      }
+      if (kind == "diff") return sprintf("%+.2f to %+.2f ms", lo, hi)
+      return sprintf("%.2f-%.2f×", lo, hi)
+    }
+    # Their median: the medians of all rounds may take the floor from a fast round and ours from
+    # a slow one (this VM moves between the two for minutes at a time), a round cannot.
+    function paired(i, pin, kind,   list) {
+      list = round_ratios(i, pin, kind)
       if (list == "") return "?"
       if (kind == "diff") return sprintf("%+.2f ms", median(list))
       return sprintf("%.2f×", median(list))
