@@ -1,8 +1,11 @@
 #include "protocol/json_write.hpp"
 
+#include <array>
 #include <boost/json/serializer.hpp>
 #include <boost/json/value.hpp>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace escouade::proto {
 
@@ -35,28 +38,236 @@ void serialize_into(std::string& out, const T& v) {
   drain_into(sr, out);
 }
 
-// Whether the serializer would write a byte of `s` otherwise than as it is: a quote, a
-// backslash or a control character (it leaves DEL and bytes past ASCII alone).
-bool needs_escape(std::string_view s) noexcept {
-  for (const char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x20 || b == '"' || b == '\\') return true;
+// What the writers below append to: a buffer on the stack, moved to `out` when full and when the
+// sink goes. A string's append costs a capacity test and a call; a byte put here costs a test.
+// memcpy of `n` bytes, inline for up to 16 of them (keys and most strings of a message): two
+// fixed-size copies that may overlap, where a call to memcpy would cost more than the copy.
+inline void copy_short(char* to, const char* from, std::size_t n) {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n < 4) {
+    for (std::size_t i = 0; i < n; ++i)
+      to[i] = from[i];
+  } else {
+    std::memcpy(to, from, n);
   }
-  return false;
+}
+
+class Sink {
+ public:
+  explicit Sink(std::string& out) : out_(out) {}
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+  ~Sink() { flush(); }
+
+  void put(char c) {
+    if (used_ == sizeof buffer_) flush();
+    buffer_[used_++] = c;
+  }
+  void put(const char* p, std::size_t n) {
+    if (n > sizeof buffer_ - used_) {
+      flush();
+      if (n > sizeof buffer_) {
+        out_.append(p, n);
+        return;
+      }
+    }
+    std::memcpy(buffer_ + used_, p, n);
+    used_ += n;
+  }
+  void put(std::string_view s) { put(s.data(), s.size()); }
+  // `s` between quotes, as it is.
+  void put_quoted(std::string_view s) {
+    if (s.size() + 2 > sizeof buffer_ - used_) {
+      put('"');
+      put(s);
+      return put('"');
+    }
+    buffer_[used_] = '"';
+    copy_short(buffer_ + used_ + 1, s.data(), s.size());
+    used_ += s.size() + 2;
+    buffer_[used_ - 1] = '"';
+  }
+  // What is held so far, in `out`: before something else appends to it.
+  std::string& flushed() {
+    flush();
+    return out_;
+  }
+
+ private:
+  void flush() {
+    out_.append(buffer_, used_);
+    used_ = 0;
+  }
+  std::string& out_;
+  std::size_t used_ = 0;
+  char buffer_[1024];
+};
+
+// Whether any of the 8 bytes of `w` is one the serializer escapes: a quote, a backslash or a
+// control character (it writes DEL and the bytes past ASCII as they are). A subtraction borrows
+// only from a byte that matched, so the answer is exact for the word; which byte it was is
+// found one at a time.
+constexpr bool may_need_escape(std::uint64_t w) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  const std::uint64_t quote = w ^ (ones * '"');
+  const std::uint64_t backslash = w ^ (ones * '\\');
+  const std::uint64_t found =
+      ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+  return (found & highs) != 0;
+}
+
+// The bytes the serializer escapes, as a table: one load a byte.
+constexpr auto kEscaped = [] {
+  std::array<bool, 256> t{};
+  for (int b = 0; b < 0x20; ++b)
+    t[b] = true;
+  t['"'] = t['\\'] = true;
+  return t;
+}();
+
+bool escaped(char c) noexcept {
+  return kEscaped[static_cast<unsigned char>(c)];
+}
+
+// Whether the serializer would write a byte of `s` otherwise than as it is: eight bytes at a
+// time, the last ones in a word that may overlap the one before; a string shorter than a word
+// byte by byte (a word made of its bytes costs as much, callgrind).
+bool needs_escape(std::string_view s) noexcept {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  if (n < 8) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (escaped(p[i])) return true;
+    return false;
+  }
+  std::uint64_t w;
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::memcpy(&w, p + i, sizeof w);
+    if (may_need_escape(w)) return true;
+  }
+  std::memcpy(&w, p + n - 8, sizeof w);
+  return may_need_escape(w);
+}
+
+void put_escape(Sink& out, unsigned char b) {
+  switch (b) {
+    case '"':
+      return out.put("\\\"");
+    case '\\':
+      return out.put("\\\\");
+    case '\b':
+      return out.put("\\b");
+    case '\f':
+      return out.put("\\f");
+    case '\n':
+      return out.put("\\n");
+    case '\r':
+      return out.put("\\r");
+    case '\t':
+      return out.put("\\t");
+    default: {
+      static constexpr char hex[] = "0123456789abcdef";
+      const char u[] = {'\\', 'u', '0', '0', hex[b >> 4], hex[b & 0xf]};
+      out.put(u, sizeof u);
+    }
+  }
+}
+
+// `s` between quotes, in runs between the bytes that need escaping. Kept out of put_string,
+// whose nearly every call it would otherwise burden with saving its registers.
+[[gnu::noinline]] void put_escaped(Sink& out, std::string_view s) {
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  const char* run = p;
+  out.put('"');
+  for (; p != end; ++p) {
+    if (!escaped(*p)) continue;
+    out.put(run, static_cast<std::size_t>(p - run));
+    put_escape(out, static_cast<unsigned char>(*p));
+    run = p + 1;
+  }
+  out.put(run, static_cast<std::size_t>(p - run));
+  out.put('"');
+}
+
+// `s` between quotes, escaped: whole when nothing in it needs escaping, as nearly always.
+inline void put_string(Sink& out, std::string_view s) {
+  if (needs_escape(s)) return put_escaped(out, s);
+  out.put_quoted(s);
+}
+
+void put_int(Sink& out, std::int64_t n) {
+  char digits[24];
+  out.put(digits,
+          static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits));
+}
+
+// Deeper than this, a value is handed to Boost.JSON's serializer, whose stack is on the heap:
+// what this file writes itself recurses, and a value built in code has no depth bound.
+constexpr int kMaxRecursion = 64;
+
+void put_value(Sink& out, const json::value& v, int depth);
+
+void put_members(Sink& out, const json::object& o, int depth) {
+  char separator = '{';
+  for (const auto& member : o) {
+    out.put(separator);
+    separator = ',';
+    put_string(out, std::string_view(member.key().data(), member.key().size()));
+    out.put(':');
+    put_value(out, member.value(), depth);
+  }
+  if (separator == '{') out.put('{');
+  out.put('}');
+}
+
+void put_value(Sink& out, const json::value& v, int depth) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return out.put("null");
+    case json::kind::bool_:
+      return out.put(v.get_bool() ? "true" : "false");
+    case json::kind::int64:
+      return put_int(out, v.get_int64());
+    case json::kind::uint64: {
+      char digits[24];
+      const auto end = std::to_chars(digits, digits + sizeof digits, v.get_uint64()).ptr;
+      return out.put(digits, static_cast<std::size_t>(end - digits));
+    }
+    case json::kind::double_:
+      return serialize_into(out.flushed(), v);
+    case json::kind::string: {
+      const json::string& s = v.get_string();
+      return put_string(out, std::string_view(s.data(), s.size()));
+    }
+    case json::kind::array: {
+      if (depth >= kMaxRecursion) return serialize_into(out.flushed(), v);
+      out.put('[');
+      bool first = true;
+      for (const json::value& item : v.get_array()) {
+        if (!first) out.put(',');
+        first = false;
+        put_value(out, item, depth + 1);
+      }
+      return out.put(']');
+    }
+    case json::kind::object:
+      if (depth >= kMaxRecursion) return serialize_into(out.flushed(), v);
+      return put_members(out, v.get_object(), depth + 1);
+  }
 }
 
 }  // namespace
 
 void write_json(std::string& out, std::string_view s) {
-  if (!needs_escape(s)) {
-    out += '"';
-    out += s;
-    out += '"';
-    return;
-  }
-  json::serializer& sr = serializer();
-  sr.reset(json::string_view(s.data(), s.size()));
-  drain_into(sr, out);
+  Sink sink(out);
+  put_string(sink, s);
 }
 
 void write_json(std::string& out, bool b) {
@@ -75,11 +286,13 @@ void write_json(std::string& out, double d) {
 }
 
 void write_json(std::string& out, const json::value& v) {
-  serialize_into(out, v);
+  Sink sink(out);
+  put_value(sink, v, 0);
 }
 
 void write_json(std::string& out, const json::object& o) {
-  serialize_into(out, o);
+  Sink sink(out);
+  put_members(sink, o, 1);
 }
 
 void write_json(std::string& out, std::nullptr_t) {

@@ -126,6 +126,72 @@ TEST(WriteJson, StringsAreEscapedAsTheSerializerEscapesThem) {
   }
 }
 
+json::value random_value(std::mt19937& rng, int depth) {
+  const int kind = std::uniform_int_distribution<int>(0, depth > 6 ? 6 : 8)(rng);
+  switch (kind) {
+    case 0:
+      return nullptr;
+    case 1:
+      return std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+    case 2:
+      return std::uniform_int_distribution<std::int64_t>(INT64_MIN, INT64_MAX)(rng);
+    case 3:
+      return std::uniform_int_distribution<std::uint64_t>(0, UINT64_MAX)(rng);
+    case 4:
+      return std::uniform_real_distribution<double>(-1e300, 1e300)(rng);
+    case 5:
+    case 6:
+      return json::string(random_text(rng));
+    case 7: {
+      json::array a;
+      const int n = std::uniform_int_distribution<int>(0, 5)(rng);
+      for (int i = 0; i < n; ++i)
+        a.push_back(random_value(rng, depth + 1));
+      return a;
+    }
+    default: {
+      json::object o;
+      const int n = std::uniform_int_distribution<int>(0, 5)(rng);
+      for (int i = 0; i < n; ++i)
+        o[random_text(rng)] = random_value(rng, depth + 1);
+      return o;
+    }
+  }
+}
+
+TEST(WriteJson, ValuesAsTheSerializerWritesThem) {
+  std::mt19937 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    const json::value v = random_value(rng, 0);
+    ASSERT_EQ(written(v), json::serialize(v));
+    if (v.is_object()) {
+      ASSERT_EQ(written(v.get_object()), json::serialize(v));
+    }
+  }
+  for (const json::value& v :
+       {json::value(INT64_MIN), json::value(UINT64_MAX), json::value(-0.0), json::value(1e-300),
+        json::value(json::array{}), json::value(json::object{}), json::value(json::string{})}) {
+    EXPECT_EQ(written(v), json::serialize(v));
+  }
+  // Nested far deeper than a parsed line may be (a value built in code), both kinds.
+  for (int n : {63, 64, 65, 200, 5000}) {
+    json::value deep = json::array{1};
+    for (int i = 0; i < n; ++i) {
+      if (i % 2) {
+        json::array a;
+        a.push_back(std::move(deep));
+        a.push_back("a\n");
+        deep = std::move(a);
+      } else {
+        json::object o;
+        o["k\""] = std::move(deep);
+        deep = std::move(o);
+      }
+    }
+    ASSERT_EQ(written(deep), json::serialize(deep)) << n;
+  }
+}
+
 TEST(WriteJson, RandomRequestsAndFactsMatchValueFrom) {
   std::mt19937 rng(7);
   auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };

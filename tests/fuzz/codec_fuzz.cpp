@@ -3,7 +3,8 @@
 // - the framer hands out a line that is empty, too long or holds a '\n';
 // - the generated params check and valijson's disagree on whether a call's params are valid;
 // - a valid message does not come back equal from encode then decode, or its line is not one
-//   line ended by one '\n';
+//   line ended by one '\n', or its params as write_json writes them are not the serializer's
+//   bytes;
 // - the error reply owed to an invalid entry cannot be encoded, or does not round-trip;
 // - json_text (what escouade-host forwards without building it) takes a line the decoder
 //   refuses as not JSON, refuses one Boost.JSON parses, misses an object's member, or gives a
@@ -27,6 +28,7 @@
 
 #include "protocol/decode.hpp"
 #include "protocol/encode.hpp"
+#include "protocol/json_write.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
@@ -152,6 +154,15 @@ void check_params_agree(const proto::Message& m) {
 // encode then decode gives the message back, on one line ended by one '\n'. Returns false
 // when the message cannot be encoded.
 bool round_trip(const proto::Message& m) {
+  // The params as encode writes them are the bytes Boost.JSON's serializer gives.
+  if (m.params) {
+    std::string written;
+    proto::write_json(written, *m.params);
+    if (written != json::serialize(*m.params)) {
+      std::fprintf(stderr, "write_json differs from the serializer: %s\n", written.c_str());
+      __builtin_trap();
+    }
+  }
   const auto line = proto::encode(m);
   if (!line) return false;
   const std::string& text = *line;
