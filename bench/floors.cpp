@@ -47,7 +47,7 @@ extern char** environ;
 namespace {
 
 namespace json = boost::json;
-using bench::answer;
+using bench::append_answer_line;
 using bench::append_line;
 using bench::ChildProcess;
 using bench::LineBuffer;
@@ -270,8 +270,8 @@ void child_fanout() {
         command && command->is_string() &&
         std::string_view(command->get_string()).find("rm -rf") != std::string_view::npos;
     out.clear();
-    append_line(
-        out, answer(call.as_object()["id"], json::object{{"decision", denied ? "deny" : "allow"}}));
+    append_answer_line(out, call.as_object()["id"],
+                       json::object{{"decision", denied ? "deny" : "allow"}});
     write_all(STDOUT_FILENO, out);
   }
 }
@@ -295,7 +295,9 @@ void child_notify() {
     json::value message = parse_json(line);
     json::object& o = message.as_object();
     if (const json::value* id = o.if_contains("id")) {
-      write_all(STDOUT_FILENO, line_of(answer(*id, heard)));
+      std::string answer;
+      append_answer_line(answer, *id, heard);
+      write_all(STDOUT_FILENO, answer);
     } else if (is_string(o.at("method"), "events/fact")) {
       ++heard;
     }
@@ -312,7 +314,7 @@ void child_pipelined(bool gathered) {
     while (in.next_line(line)) {
       json::value call = parse_json(line);
       json::object& o = call.as_object();
-      append_line(out, answer(o["id"], std::move(o["params"])));
+      append_answer_line(out, o["id"], o["params"]);
       if (!gathered) {
         write_all(STDOUT_FILENO, out);
         out.clear();

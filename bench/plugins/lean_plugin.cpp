@@ -1,7 +1,9 @@
 // The plugin of bench_host's figures that have a floor (decisions, facts, calls one at a time and
 // pipelined, the cold start): it does per message what the floors' children do (bench/floors.cpp)
 // and nothing more, so that what a figure adds to its floor is the host's. It reads its input
-// with read(2) into one buffer, parses each line with Boost.JSON, answers with one write(2).
+// with read(2) into one buffer, parses each line with Boost.JSON, answers with one write(2),
+// its envelope written as text around the result (bench/json_lines.hpp) as the floors' children
+// write theirs.
 //
 // It serves initialize, shutdown (answered, then it exits), permissions/decide (deny when the
 // command holds "rm -rf", as the fan-out floor's children do; else allow), test/echo (its params
@@ -20,29 +22,30 @@
 #include "protocol/gen/errors.hpp"
 
 namespace json = boost::json;
-using bench::answer;
-using bench::append_line;
+using bench::append_answer;
 
 namespace {
 
 std::vector<std::int64_t> g_facts;
 bool g_shutdown = false;
 
-json::value failure(json::value& id, std::int64_t code, std::string_view message) {
-  json::object o;
-  o.reserve(3);
-  o.emplace("jsonrpc", "2.0");
-  o.emplace("id", std::move(id));
-  o.emplace("error", json::object{{"code", code}, {"message", message}});
-  return o;
+// The error answer to `id`, appended.
+void append_failure(std::string& out, const json::value& id, std::int64_t code,
+                    std::string_view message) {
+  out += R"({"jsonrpc":"2.0","id":)";
+  bench::append_json(out, id);
+  out += R"(,"error":)";
+  bench::append_json(out, json::object{{"code", code}, {"message", message}});
+  out += '}';
 }
 
-// The answer to one message, or null for a notification (and for what is not a message).
-json::value serve(json::value& message) {
+// Appends the answer to one message; false for a notification (and for what is not a message),
+// which is answered with nothing.
+bool serve(json::value& message, std::string& out) {
   json::object* m = message.if_object();
-  if (!m) return nullptr;
+  if (!m) return false;
   const json::value* method_value = m->if_contains("method");
-  if (!method_value || !method_value->is_string()) return nullptr;
+  if (!method_value || !method_value->is_string()) return false;
   const std::string_view method = method_value->get_string();
   json::value* params = m->if_contains("params");
   json::value* id = m->if_contains("id");
@@ -51,7 +54,7 @@ json::value serve(json::value& message) {
       const json::value* seq = params->as_object().if_contains("seq");
       g_facts.push_back(seq && seq->is_int64() ? seq->get_int64() : -1);
     }
-    return nullptr;
+    return false;
   }
   if (method == "permissions/decide") {
     json::error_code ec;
@@ -59,24 +62,24 @@ json::value serve(json::value& message) {
     const bool denied =
         command && command->is_string() &&
         std::string_view(command->get_string()).find("rm -rf") != std::string_view::npos;
-    return answer(std::move(*id), json::object{{"decision", denied ? "deny" : "allow"}});
-  }
-  if (method == "test/echo")
-    return answer(std::move(*id), params ? std::move(*params) : json::value());
-  if (method == "test/facts") {
-    json::array seqs(g_facts.begin(), g_facts.end());
-    return answer(std::move(*id), std::move(seqs));
-  }
-  if (method == "initialize") {
-    return answer(std::move(*id),
+    append_answer(out, *id, json::object{{"decision", denied ? "deny" : "allow"}});
+  } else if (method == "test/echo") {
+    static const json::value none;
+    append_answer(out, *id, params ? *params : none);  // no copy: both are lvalues
+  } else if (method == "test/facts") {
+    append_answer(out, *id, json::array(g_facts.begin(), g_facts.end()));
+  } else if (method == "initialize") {
+    append_answer(out, *id,
                   json::object{{"protocolVersion", 1}, {"capabilities", {{"batch", true}}}});
-  }
-  if (method == "shutdown") {
+  } else if (method == "shutdown") {
     g_shutdown = true;  // answered, then it exits, as the spec asks
-    return answer(std::move(*id), nullptr);
+    append_answer(out, *id, nullptr);
+  } else {
+    append_failure(out, *id,
+                   static_cast<std::int64_t>(escouade::proto::ErrorCode::method_not_found),
+                   "method not found");
   }
-  return failure(*id, static_cast<std::int64_t>(escouade::proto::ErrorCode::method_not_found),
-                 "method not found");
+  return true;
 }
 
 }  // namespace
@@ -91,15 +94,18 @@ int main() {
     if (ec) continue;
     out.clear();
     if (json::array* batch = message.if_array()) {
-      json::array answers;
+      out += '[';
       for (json::value& m : *batch) {
-        json::value a = serve(m);
-        if (!a.is_null()) answers.push_back(std::move(a));
+        if (serve(m, out)) out += ',';
       }
-      if (!answers.empty()) append_line(out, answers);
-    } else {
-      json::value a = serve(message);
-      if (!a.is_null()) append_line(out, a);
+      if (out.size() == 1) {
+        out.clear();
+      } else {
+        out.back() = ']';
+        out += '\n';
+      }
+    } else if (serve(message, out)) {
+      out += '\n';
     }
     if (!out.empty()) bench::write_all(STDOUT_FILENO, out);
     if (g_shutdown) break;
