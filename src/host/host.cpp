@@ -339,9 +339,11 @@ void Host::route_call(std::string_view id, const std::string& method,
     asio::post(executor_, [done = std::move(done), e = no_such_plugin(id)] { done(e); });
     return;
   }
-  CallEnd end{std::string(id), method, timeout.value_or(rpc::default_timeout(method)), p->journal,
-              p->masker};
-  auto finish = [done = std::move(done), end, host = lifeline_.token(), this](rpc::CallOutcome o) {
+  const auto delay = timeout.value_or(rpc::default_timeout(method));
+  // Moved into the completion, not copied: its journal and masker are shared pointers.
+  auto finish = [done = std::move(done),
+                 end = CallEnd{std::string(id), method, delay, p->journal, p->masker},
+                 host = lifeline_.token(), this](rpc::CallOutcome o) {
     if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
     done(std::move(o));
   };
@@ -351,9 +353,9 @@ void Host::route_call(std::string_view id, const std::string& method,
     const std::string agent = attached_agent(values);  // before it is moved from
     p->supervisor->attach(agent, std::move(values), std::move(finish));
   } else if (encoded) {
-    p->supervisor->call(method, std::move(encoded), end.delay, std::move(finish), form);
+    p->supervisor->call(method, std::move(encoded), delay, std::move(finish), form);
   } else {
-    p->supervisor->call(method, std::move(params), end.delay, std::move(finish), form);
+    p->supervisor->call(method, std::move(params), delay, std::move(finish), form);
   }
 }
 
