@@ -103,6 +103,21 @@ Result<std::string> encode(const Message& message) {
   return line_of([&](std::string& out) { append_message(out, message); });
 }
 
+Result<std::string> encode_request(std::int64_t id, std::string_view method,
+                                   const std::optional<json::value>& params) {
+  return line_of([&](std::string& out) {
+    out += R"({"jsonrpc":"2.0","id":)";
+    write_json(out, id);
+    out += R"(,"method":)";
+    write_json(out, method);
+    if (params) {
+      out += R"(,"params":)";
+      write_json(out, *params);
+    }
+    out += '}';
+  });
+}
+
 Result<std::string> encode_notification(std::string_view method, const json::value& params) {
   return line_of([&](std::string& out) {
     out += R"({"jsonrpc":"2.0","method":)";

@@ -18,6 +18,11 @@ namespace escouade::proto {
 // not valid UTF-8.
 Result<std::string> encode(const Message& message);
 
+// The line of a request, '\n' included, without a Message made around its params: the bytes
+// encode(Message::request(id, method, params)) gives, refused as it refuses them.
+Result<std::string> encode_request(std::int64_t id, std::string_view method,
+                                   const std::optional<boost::json::value>& params);
+
 // The line for a notification, without copying its params: what a fact sent to many plugins
 // is encoded with, once.
 Result<std::string> encode_notification(std::string_view method, const boost::json::value& params);

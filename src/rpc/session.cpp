@@ -310,7 +310,7 @@ std::int64_t Session::call(std::string_view method, std::optional<json::value> p
     asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
     return id;
   }
-  auto line = proto::encode(Message::request(id, std::string(method), std::move(params)));
+  auto line = proto::encode_request(id, method, params);
   if (!line) {
     report(std::string(method) + ": not sent: " + line.error().message);
     refused.kind = CallOutcome::Kind::error;
