@@ -123,7 +123,9 @@ TEST(Decode, NumberPastWhatADoubleHoldsIsAParseError) {
   // It would come back out as "Infinity", which is not JSON.
   for (const char* line :
        {R"({"jsonrpc":"2.0","id":1e400,"method":"m"})", R"(["x",{"jsonrpc":"2.0","id":-1e400}])",
-        R"({"jsonrpc":"2.0","method":"timer/set","params":{"ms":1e999}})"}) {
+        R"({"jsonrpc":"2.0","method":"timer/set","params":{"ms":1e999}})",
+        R"({"jsonrpc":"2.0","method":"m","params":[[{"x":[1,"s",null,{},-1e400]}]]})",
+        R"({"jsonrpc":"2.0","method":"m","params":{"a":[],"b":{"c":[0.5,[2e308]]}}})"}) {
     const Invalid i = only_invalid(decode(line));
     EXPECT_EQ(i.code, -32700) << line;
     EXPECT_TRUE(i.id.is_null()) << line;
@@ -131,6 +133,9 @@ TEST(Decode, NumberPastWhatADoubleHoldsIsAParseError) {
   // Large but finite numbers are fine.
   EXPECT_EQ(only_message(decode(R"({"jsonrpc":"2.0","id":1e300,"method":"m"})")).id,
             json::value(1e300));
+  EXPECT_TRUE(
+      only_message(decode(R"({"jsonrpc":"2.0","method":"m","params":[[{"x":[1.7e308,-1e-400]}]]})"))
+          .params);
 }
 
 TEST(Decode, NotAnObjectNorAnArrayIsInvalidRequest) {
