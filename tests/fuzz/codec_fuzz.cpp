@@ -28,11 +28,11 @@
 
 #include "protocol/decode.hpp"
 #include "protocol/encode.hpp"
-#include "protocol/json_write.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
 #include "protocol/json_text.hpp"
+#include "protocol/json_write.hpp"
 #include "protocol/message.hpp"
 #include "protocol/params_check.hpp"
 #include "protocol/schema_validator.hpp"
