@@ -54,6 +54,23 @@ Result<std::string> line_of(Write&& write) {
   return out;
 }
 
+// A request's members after "jsonrpc" (a notification's when `id` is null): one writer for a
+// Message's and for encode_request's, whose id is an integer.
+template <class Id>
+void append_call_members(std::string& out, const Id* id, std::string_view method,
+                         const std::optional<json::value>& params) {
+  if (id) {
+    out += R"(,"id":)";
+    write_json(out, *id);
+  }
+  out += R"(,"method":)";
+  write_json(out, method);
+  if (params) {
+    out += R"(,"params":)";
+    write_json(out, *params);
+  }
+}
+
 }  // namespace
 
 void append_message(std::string& out, const Message& m) {
@@ -61,16 +78,8 @@ void append_message(std::string& out, const Message& m) {
   switch (m.kind) {
     case MessageKind::request:
     case MessageKind::notification:
-      if (m.kind == MessageKind::request) {
-        out += R"(,"id":)";
-        write_json(out, m.id);
-      }
-      out += R"(,"method":)";
-      write_json(out, m.method);
-      if (m.params) {
-        out += R"(,"params":)";
-        write_json(out, *m.params);
-      }
+      append_call_members(out, m.kind == MessageKind::request ? &m.id : nullptr, m.method,
+                          m.params);
       break;
     case MessageKind::response:
       out += R"(,"id":)";
@@ -106,14 +115,8 @@ Result<std::string> encode(const Message& message) {
 Result<std::string> encode_request(std::int64_t id, std::string_view method,
                                    const std::optional<json::value>& params) {
   return line_of([&](std::string& out) {
-    out += R"({"jsonrpc":"2.0","id":)";
-    write_json(out, id);
-    out += R"(,"method":)";
-    write_json(out, method);
-    if (params) {
-      out += R"(,"params":)";
-      write_json(out, *params);
-    }
+    out += R"({"jsonrpc":"2.0")";
+    append_call_members(out, &id, method, params);
     out += '}';
   });
 }

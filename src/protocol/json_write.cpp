@@ -38,8 +38,6 @@ void serialize_into(std::string& out, const T& v) {
   drain_into(sr, out);
 }
 
-// What the writers below append to: a buffer on the stack, moved to `out` when full and when the
-// sink goes. A string's append costs a capacity test and a call; a byte put here costs a test.
 // memcpy of `n` bytes, inline for up to 16 of them (keys and most strings of a message): two
 // fixed-size copies that may overlap, where a call to memcpy would cost more than the copy.
 inline void copy_short(char* to, const char* from, std::size_t n) {
@@ -57,6 +55,8 @@ inline void copy_short(char* to, const char* from, std::size_t n) {
   }
 }
 
+// What the writers below append to: a buffer on the stack, moved to `out` when full and when the
+// sink goes. A string's append costs a capacity test and a call; a byte put here costs a test.
 class Sink {
  public:
   explicit Sink(std::string& out) : out_(out) {}
@@ -108,6 +108,13 @@ class Sink {
   char buffer_[1024];
 };
 
+// `n` in decimal, written into `digits`.
+template <class Int>
+std::string_view digits_of(Int n, char (&digits)[24]) {
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  return {digits, static_cast<std::size_t>(end - digits)};
+}
+
 // Whether any of the 8 bytes of `w` is one the serializer escapes: a quote, a backslash or a
 // control character (it writes DEL and the bytes past ASCII as they are). A subtraction borrows
 // only from a byte that matched, so the answer is exact for the word; which byte it was is
@@ -156,27 +163,16 @@ bool needs_escape(std::string_view s) noexcept {
 }
 
 void put_escape(Sink& out, unsigned char b) {
-  switch (b) {
-    case '"':
-      return out.put("\\\"");
-    case '\\':
-      return out.put("\\\\");
-    case '\b':
-      return out.put("\\b");
-    case '\f':
-      return out.put("\\f");
-    case '\n':
-      return out.put("\\n");
-    case '\r':
-      return out.put("\\r");
-    case '\t':
-      return out.put("\\t");
-    default: {
-      static constexpr char hex[] = "0123456789abcdef";
-      const char u[] = {'\\', 'u', '0', '0', hex[b >> 4], hex[b & 0xf]};
-      out.put(u, sizeof u);
-    }
+  // Those with a letter of their own; the other control characters as \u00XX, lower-case hex.
+  static constexpr std::string_view kBytes = "\"\\\b\f\n\r\t";
+  static constexpr std::string_view kLetters = "\"\\bfnrt";
+  if (const auto i = kBytes.find(static_cast<char>(b)); i != std::string_view::npos) {
+    const char e[] = {'\\', kLetters[i]};
+    return out.put(e, sizeof e);
   }
+  static constexpr char hex[] = "0123456789abcdef";
+  const char u[] = {'\\', 'u', '0', '0', hex[b >> 4], hex[b & 0xf]};
+  out.put(u, sizeof u);
 }
 
 // `s` between quotes, in runs between the bytes that need escaping. Kept out of put_string,
@@ -200,12 +196,6 @@ void put_escape(Sink& out, unsigned char b) {
 inline void put_string(Sink& out, std::string_view s) {
   if (needs_escape(s)) return put_escaped(out, s);
   out.put_quoted(s);
-}
-
-void put_int(Sink& out, std::int64_t n) {
-  char digits[24];
-  out.put(digits,
-          static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits));
 }
 
 // Deeper than this, a value is handed to Boost.JSON's serializer, whose stack is on the heap:
@@ -233,12 +223,13 @@ void put_value(Sink& out, const json::value& v, int depth) {
       return out.put("null");
     case json::kind::bool_:
       return out.put(v.get_bool() ? "true" : "false");
-    case json::kind::int64:
-      return put_int(out, v.get_int64());
+    case json::kind::int64: {
+      char digits[24];
+      return out.put(digits_of(v.get_int64(), digits));
+    }
     case json::kind::uint64: {
       char digits[24];
-      const auto end = std::to_chars(digits, digits + sizeof digits, v.get_uint64()).ptr;
-      return out.put(digits, static_cast<std::size_t>(end - digits));
+      return out.put(digits_of(v.get_uint64(), digits));
     }
     case json::kind::double_:
       return serialize_into(out.flushed(), v);
@@ -276,8 +267,7 @@ void write_json(std::string& out, bool b) {
 
 void write_json(std::string& out, std::int64_t n) {
   char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out.append(digits, end);
+  out += digits_of(n, digits);
 }
 
 void write_json(std::string& out, double d) {
