@@ -15,6 +15,7 @@
 #include "base/write_now.hpp"
 #include "platform/process_tree.hpp"
 #include "protocol/gen/errors.hpp"
+#include "runtime/pipe_reader.hpp"
 #include "runtime/stderr_lines.hpp"
 
 namespace escouade::runtime {
@@ -24,9 +25,6 @@ using Descriptor = asio::posix::stream_descriptor;
 
 namespace {
 
-// After its exit, how long its pipes may stay open (held by something out of its tree) before
-// its end is delivered anyway.
-constexpr std::chrono::milliseconds kLinger{2000};
 // What the host holds for a plugin that does not read its input: bytes written and not yet
 // taken by the pipe (docs/SECURITY.md, "bounded"). 4 MiB: far above what a plugin that reads
 // leaves waiting, and at most 16 answers of files/read's largest.
@@ -54,7 +52,8 @@ struct ProcessProgram::State {
   bool exit_seen = false;  // its exit came during one
   std::optional<platform::ExitStatus> status;  // reaped, `exited` not yet delivered
   std::unique_ptr<asio::steady_timer> linger;  // bounds the wait for the pipes' ends
-  std::unique_ptr<Descriptor> in, out, err, pidfd;
+  std::unique_ptr<Descriptor> in, err, pidfd;
+  std::unique_ptr<PipeReader> out;  // its answers' path: one read a message (pipe_reader.hpp)
   std::unique_ptr<asio::steady_timer> poll;
   proto::LineFramer framer;
   StderrLines stderr_lines;
@@ -148,12 +147,13 @@ ProcessProgram::~ProcessProgram() {
       forget();
     }
   }
-  for (auto* d : {s.in.get(), s.out.get(), s.err.get(), s.pidfd.get()}) {
+  for (auto* d : {s.in.get(), s.err.get(), s.pidfd.get()}) {
     if (d) {
       boost::system::error_code ignored;
       d->close(ignored);
     }
   }
+  if (s.out) s.out->close();
   if (s.poll) s.poll->cancel();
 }
 
@@ -293,20 +293,27 @@ void queue_line(const StatePtr& s, std::string line, bool droppable) {
   write_next(s);
 }
 
-// Reads what is left in a pipe without waiting, now that nothing can write to it any more.
+// Reads what is in a pipe without waiting; whether it reached the pipe's end.
 template <class F>
-void drain(Descriptor* d, F&& deliver) {
-  if (!d || !d->is_open()) return;
+bool drain(int fd, F&& deliver) {
+  if (fd < 0) return true;
   std::array<char, 64 * 1024> buf;
   for (;;) {
-    const ssize_t n = ::read(d->native_handle(), buf.data(), buf.size());
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n > 0) {
       deliver(std::string_view(buf.data(), static_cast<std::size_t>(n)));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return;  // end of file, or nothing more now
+    return n == 0;  // the end, or nothing more now
   }
+}
+
+int fd_of(const PipeReader* r) {
+  return r && r->is_open() ? r->native_handle() : -1;
+}
+int fd_of(Descriptor* d) {
+  return d && d->is_open() ? d->native_handle() : -1;
 }
 
 // Delivers `exited` once the process is reaped and both pipes reached their end: every line it
@@ -347,17 +354,28 @@ void ended(const StatePtr& s, const platform::ExitStatus& status) {
   if (ctx.reaper) (void)ctx.reaper->remove(s->child.pid);
   end_orphans(ctx);
   s->status = status;
+  // Its stdout's reader counts on epoll to say when the pipe has more, and a hangup reported
+  // with the last bytes it read is not reported again (pipe_reader.hpp). Now that the writer
+  // may be gone, every read is tried at once, and what is there is read now unless a read's
+  // bytes are on their way (they come first).
+  if (s->out && !s->out_done) {
+    s->out->read_eagerly();
+    if (!s->output_paused && s->out->waiting() &&
+        drain(fd_of(s->out.get()), [&](std::string_view b) { s->output(b); })) {
+      s->out_done = true;
+      s->out->cancel();  // its handler sees out_done, or finished
+    }
+  }
   // Its pipes end once nothing holds them; something out of reach (a process that left its
   // tree and changed its environment) may hold them longer: after a bound, what was written
   // is read without waiting and the end is delivered anyway.
-  s->linger = std::make_unique<asio::steady_timer>(s->executor, kLinger);
+  s->linger = std::make_unique<asio::steady_timer>(s->executor, ctx.linger);
   s->linger->async_wait([s](boost::system::error_code ec) {
     if (ec || !s->owner || s->finished) return;
-    for (auto* d : {s->out.get(), s->err.get()}) {
-      if (d) d->cancel();
-    }
-    drain(s->out.get(), [&](std::string_view b) { s->output(b); });
-    drain(s->err.get(), [&](std::string_view b) { s->error_text(b, false); });
+    if (s->out) s->out->cancel();
+    if (s->err) s->err->cancel();
+    drain(fd_of(s->out.get()), [&](std::string_view b) { s->output(b); });
+    drain(fd_of(s->err.get()), [&](std::string_view b) { s->error_text(b, false); });
     s->out_done = s->err_done = true;
     try_finish(s);
   });
@@ -434,7 +452,7 @@ Result<void> ProcessProgram::start(ProgramEvents events) {
   boost::system::error_code nb;
   s.in->non_blocking(true, nb);
   s.write_direct = !nb;
-  s.out = std::make_unique<Descriptor>(s.executor, s.child.stdout_fd);
+  s.out = std::make_unique<PipeReader>(s.executor, s.child.stdout_fd);
   s.err = std::make_unique<Descriptor>(s.executor, s.child.stderr_fd);
   if (s.child.pidfd >= 0) {
     s.pidfd = std::make_unique<Descriptor>(s.executor, s.child.pidfd);

@@ -8,6 +8,7 @@
 // when it is at its default: a write to a plugin that died is an error, not the host's end.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <memory>
 #include <set>
 
@@ -29,6 +30,9 @@ struct ProcessContext {
   std::size_t max_line_bytes = kMaxPluginLineBytes;
   // Ends trees off the host's thread (tree_ender.hpp); null: on it, as tests of one program may.
   TreeEnder* ender = nullptr;
+  // After its exit, how long its pipes may stay open (held by something out of its tree) before
+  // what they hold is read without waiting and its end delivered anyway.
+  std::chrono::milliseconds linger{2000};
   static constexpr std::size_t kMaxPluginLineBytes = 8u * 1024u * 1024u;
 };
 

@@ -91,6 +91,28 @@ TEST_F(ProcessProgramTest, LinesInAndOutStderrApartAndTheExit) {
   EXPECT_FALSE(p->pid());
 }
 
+// Its last lines and the end of its output reach the host together, after it exited: the read
+// that takes the lines empties the pipe, epoll does not report the end again, and its exit is
+// what makes the host read on (pipe_reader.hpp). Everything comes, then the exit, without the
+// linger that bounds a wait for pipes held by something else (an hour here: run_until's safety
+// bound would end the test first).
+TEST_F(ProcessProgramTest, LastLinesWrittenBeforeTheHostLooksComeBeforeTheExit) {
+  context_.linger = std::chrono::hours(1);
+  for (int round = 0; round < 5; ++round) {
+    out_.clear();
+    exit_.reset();
+    auto p = make(R"(echo one; echo two; exit 4)");
+    ASSERT_TRUE(p->start(events()));
+    const int pid = *p->pid();
+    for (int i = 0; i < 20000 && !process_gone(pid); ++i)
+      ::usleep(1000);
+    ASSERT_TRUE(process_gone(pid));
+    run_until([&] { return exit_.has_value(); });
+    EXPECT_EQ(out_, (std::vector<std::string>{"one", "two"}));
+    EXPECT_EQ(exit_->code, 4);
+  }
+}
+
 TEST_F(ProcessProgramTest, RunsInItsFolderWithItsEnvironment) {
   auto p = make(R"(pwd; echo "$ESCOUADE_PLUGIN_ID")");
   ASSERT_TRUE(p->start(events()));
