@@ -60,42 +60,55 @@ class PipeReaderTest : public ::testing::Test {
     }
   }
 
-  void read_once(PipeReader& r, Got& got) {
+  // Starts a read whose outcome lands in `got`, and runs what is ready without waiting.
+  void start_read(PipeReader& r, Got& got) {
     got = {};
     r.async_read_some(asio::buffer(buf_),
                       [&got, this](boost::system::error_code ec, std::size_t n) {
                         got.ec = ec;
                         got.text.assign(buf_.data(), n);
                       });
+    io_.poll();
+    io_.restart();
+  }
+
+  // Runs the loop until the read of `got` ended; its error.
+  boost::system::error_code ended(const Got& got) {
     run_until([&] { return got.ec.has_value(); });
+    return got.ec.value_or(asio::error::timed_out);
+  }
+
+  void read_once(PipeReader& r, Got& got) {
+    start_read(r, got);
+    (void)ended(got);
+  }
+
+  // One read that must succeed; what it read.
+  std::string read_text(PipeReader& r) {
+    Got got;
+    read_once(r, got);
+    EXPECT_EQ(got.ec, std::optional<boost::system::error_code>(boost::system::error_code()));
+    return got.text;
   }
 
   asio::io_context io_;
   std::array<char, 64> buf_{};
+  Pipe p_;  // the pipe of most tests, and its reader
+  PipeReader r_{io_.get_executor(), p_.read};
 };
 
 TEST_F(PipeReaderTest, ReadsWhatIsWrittenThenTheEnd) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   Got got;
-  p.put("hello\n");
-  read_once(r, got);
+  p_.put("hello\n");
+  read_once(r_, got);
   ASSERT_TRUE(got.ec);
   EXPECT_FALSE(*got.ec);
   EXPECT_EQ(got.text, "hello\n");
   // The end comes while a read waits: epoll reports it.
-  r.async_read_some(asio::buffer(buf_), [&got, this](boost::system::error_code ec, std::size_t n) {
-    got.ec = ec;
-    got.text.assign(buf_.data(), n);
-  });
-  got = {};
-  io_.poll();
-  io_.restart();
+  start_read(r_, got);
   EXPECT_FALSE(got.ec);
-  p.end();
-  run_until([&] { return got.ec.has_value(); });
-  ASSERT_TRUE(got.ec);
-  EXPECT_EQ(*got.ec, asio::error::eof);
+  p_.end();
+  EXPECT_EQ(ended(got), asio::error::eof);
   EXPECT_EQ(got.text, "");
 }
 
@@ -103,54 +116,44 @@ TEST_F(PipeReaderTest, ReadsWhatIsWrittenThenTheEnd) {
 // read that takes the bytes empties the pipe and the end is not reported again. Reading
 // eagerly, as the owner does once the writer's process ended, finds it.
 TEST_F(PipeReaderTest, AnEndThatCameWithTheLastBytesIsFoundByReadingEagerly) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   Got got;
-  p.put("first\n");
-  read_once(r, got);
+  p_.put("first\n");
+  read_once(r_, got);
   EXPECT_EQ(got.text, "first\n");
-  p.put("last\n");
-  p.end();
-  read_once(r, got);
-  EXPECT_FALSE(*got.ec);
-  EXPECT_EQ(got.text, "last\n");
-  r.read_eagerly();
-  const auto before = r.reads_tried();
-  read_once(r, got);
+  p_.put("last\n");
+  p_.end();
+  EXPECT_EQ(read_text(r_), "last\n");
+  r_.read_eagerly();
+  const auto before = r_.reads_tried();
+  read_once(r_, got);
   ASSERT_TRUE(got.ec);
   EXPECT_EQ(*got.ec, asio::error::eof);
-  EXPECT_EQ(r.reads_tried(), before + 1);
+  EXPECT_EQ(r_.reads_tried(), before + 1);
 }
 
 // Reading eagerly, a short read leaves the next read to be tried at once.
 TEST_F(PipeReaderTest, ReadingEagerlyTriesEachReadAtOnce) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
-  r.read_eagerly();
+  r_.read_eagerly();
   Got got;
   for (int i = 0; i < 5; ++i) {
-    p.put("m\n");
-    read_once(r, got);
+    p_.put("m\n");
+    read_once(r_, got);
     EXPECT_EQ(got.text, "m\n");
   }
   // Each tried at once, each found its bytes: five reads.
-  EXPECT_EQ(r.reads_tried(), 5u);
-  r.async_read_some(asio::buffer(buf_),
-                    [&got](boost::system::error_code ec, std::size_t) { got.ec = ec; });
-  got = {};
-  EXPECT_GE(r.reads_tried(), 6u);  // tried at once, found nothing, queued
-  p.end();
-  run_until([&] { return got.ec.has_value(); });
-  EXPECT_EQ(*got.ec, asio::error::eof);
+  EXPECT_EQ(r_.reads_tried(), 5u);
+  start_read(r_, got);
+  EXPECT_FALSE(got.ec);
+  EXPECT_GE(r_.reads_tried(), 6u);  // tried at once, found nothing, queued
+  p_.end();
+  EXPECT_EQ(ended(got), asio::error::eof);
 }
 
 TEST_F(PipeReaderTest, TheHandlerRunsOnTheLoopNeverInsideTheCall) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
-  p.put("ready\n");
+  p_.put("ready\n");
   bool called = false;
-  r.async_read_some(asio::buffer(buf_),
-                    [&](boost::system::error_code, std::size_t) { called = true; });
+  r_.async_read_some(asio::buffer(buf_),
+                     [&](boost::system::error_code, std::size_t) { called = true; });
   EXPECT_FALSE(called);
   run_until([&] { return called; });
   EXPECT_TRUE(called);
@@ -191,12 +194,10 @@ TEST_F(PipeReaderTest, AMessageThatEmptiesThePipeCostsOneRead) {
 
 // A read that fills its buffer may have left bytes behind: the next read tries at once.
 TEST_F(PipeReaderTest, MoreThanTheBufferComesInSeveralReads) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   std::string all;
   for (int i = 0; i < 40; ++i)
     all += "line " + std::to_string(i) + " of many\n";
-  p.put(all);
+  p_.put(all);
   std::string received;
   std::optional<boost::system::error_code> ended;
   std::function<void(boost::system::error_code, std::size_t)> on_read =
@@ -206,77 +207,57 @@ TEST_F(PipeReaderTest, MoreThanTheBufferComesInSeveralReads) {
           ended = ec;
           return;
         }
-        r.async_read_some(asio::buffer(buf_), on_read);
-        if (received.size() == all.size()) p.end();
+        r_.async_read_some(asio::buffer(buf_), on_read);
+        if (received.size() == all.size()) p_.end();
       };
-  r.async_read_some(asio::buffer(buf_), on_read);
+  r_.async_read_some(asio::buffer(buf_), on_read);
   run_until([&] { return ended.has_value(); });
   ASSERT_TRUE(ended);
   EXPECT_EQ(*ended, asio::error::eof);
   EXPECT_EQ(received, all);
   // One read a full buffer, one for the rest, one for the end.
-  EXPECT_EQ(r.reads_tried(), all.size() / buf_.size() + 2);
+  EXPECT_EQ(r_.reads_tried(), all.size() / buf_.size() + 2);
 }
 
 // Bytes that come while no read is queued wake the reactor with nothing to do: the next read
 // must still find them.
 TEST_F(PipeReaderTest, WhatComesWhileNoReadIsQueuedIsReadNext) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   Got got;
-  p.put("first\n");
-  read_once(r, got);
+  p_.put("first\n");
+  read_once(r_, got);
   EXPECT_EQ(got.text, "first\n");
-  p.put("second\n");
-  p.put("third\n");
+  p_.put("second\n");
+  p_.put("third\n");
   // The loop sees the pipe readable with no read waiting.
   asio::steady_timer tick(io_, std::chrono::milliseconds(1));
   bool ticked = false;
   tick.async_wait([&](boost::system::error_code) { ticked = true; });
   run_until([&] { return ticked; });
-  read_once(r, got);
-  EXPECT_FALSE(*got.ec);
-  EXPECT_EQ(got.text, "second\nthird\n");
+  EXPECT_EQ(read_text(r_), "second\nthird\n");
 }
 
 TEST_F(PipeReaderTest, CancelEndsTheReadAndThePipeStaysUsable) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   Got got;
-  r.async_read_some(asio::buffer(buf_), [&](boost::system::error_code ec, std::size_t n) {
-    got.ec = ec;
-    got.text.assign(buf_.data(), n);
-  });
-  io_.poll();
-  io_.restart();
+  start_read(r_, got);
   EXPECT_FALSE(got.ec);
-  r.cancel();
-  run_until([&] { return got.ec.has_value(); });
-  EXPECT_EQ(*got.ec, asio::error::operation_aborted);
-  EXPECT_TRUE(r.is_open());
-  p.put("after\n");
-  read_once(r, got);
-  EXPECT_FALSE(*got.ec);
-  EXPECT_EQ(got.text, "after\n");
+  r_.cancel();
+  EXPECT_EQ(ended(got), asio::error::operation_aborted);
+  EXPECT_TRUE(r_.is_open());
+  p_.put("after\n");
+  EXPECT_EQ(read_text(r_), "after\n");
 }
 
 TEST_F(PipeReaderTest, CloseEndsTheReadThenRefusesReads) {
-  Pipe p;
-  PipeReader r(io_.get_executor(), p.read);
   Got got;
-  r.async_read_some(asio::buffer(buf_),
-                    [&](boost::system::error_code ec, std::size_t) { got.ec = ec; });
-  io_.poll();
-  io_.restart();
-  r.close();
-  EXPECT_FALSE(r.is_open());
-  EXPECT_EQ(r.native_handle(), -1);
-  run_until([&] { return got.ec.has_value(); });
-  EXPECT_EQ(*got.ec, asio::error::operation_aborted);
-  read_once(r, got);
+  start_read(r_, got);
+  r_.close();
+  EXPECT_FALSE(r_.is_open());
+  EXPECT_EQ(r_.native_handle(), -1);
+  EXPECT_EQ(ended(got), asio::error::operation_aborted);
+  read_once(r_, got);
   EXPECT_EQ(*got.ec, asio::error::bad_descriptor);
   // The descriptor was closed: the pipe has no reader any more.
-  pollfd writer{p.write, POLLOUT, 0};
+  pollfd writer{p_.write, POLLOUT, 0};
   ASSERT_EQ(::poll(&writer, 1, 0), 1);
   EXPECT_NE(writer.revents & POLLERR, 0);
 }
