@@ -17,7 +17,8 @@
 
 // The reader works below Asio's public interface, with the reactor every descriptor of the
 // loop uses, as Asio's reactive_descriptor_service does: the only way to tell the reactor that
-// a read emptied the pipe. Boost 1.81's epoll and kqueue reactors have the calls used here.
+// a read emptied the pipe. Boost 1.81's epoll reactor (tested here) and its kqueue reactor
+// (macOS, not tested) have the calls used here.
 #if !defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_KQUEUE)
 #error "PipeReader needs Asio's epoll or kqueue reactor"
 #endif
@@ -69,6 +70,21 @@ class ReadOp : public ReactorOp {
         buffer_(buffer),
         handler_(std::move(handler)) {}
 
+  // A reader has one read at a time, on the loop's thread: the memory of the read that just
+  // completed serves the next one, as Asio reuses its operations', instead of a heap
+  // allocation and a free a message.
+  static void* operator new(std::size_t size) {
+    if (void* block = std::exchange(spare().block, nullptr)) return block;
+    return ::operator new(size);
+  }
+  static void operator delete(void* block) noexcept {
+    if (spare().block == nullptr) {
+      spare().block = block;
+    } else {
+      ::operator delete(block);
+    }
+  }
+
   static status perform(ReactorOp* base) {
     auto* op = static_cast<ReadOp*>(base);
     const status result = read(op);
@@ -108,6 +124,15 @@ class ReadOp : public ReactorOp {
     const std::size_t n = op->bytes_transferred_;
     delete op;
     if (owner) handler(ec, n);
+  }
+
+  struct Spare {
+    void* block = nullptr;
+    ~Spare() { ::operator delete(block); }
+  };
+  static Spare& spare() {
+    thread_local Spare one;
+    return one;
   }
 
   // Performs run only while the read is queued in the reactor, which closing the reader ends.
