@@ -26,14 +26,63 @@
 #include <boost/system/error_code.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 namespace escouade::runtime {
 
+// What a read calls when it ends, `handler(ec, n)`: any callable of up to 32 bytes (a lambda
+// holding a shared_ptr and a pointer or two), held in place. std::function would take a heap
+// allocation a read for any capture that is not trivially copyable, a shared_ptr's included.
+class ReadHandler {
+ public:
+  static constexpr std::size_t kBytes = 32;
+
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, ReadHandler>>>
+  ReadHandler(F&& f) {  // implicit: a callable is a handler
+    using T = std::decay_t<F>;
+    static_assert(sizeof(T) <= kBytes && alignof(T) <= alignof(std::max_align_t),
+                  "a read's handler holds at most 32 bytes");
+    static_assert(std::is_nothrow_move_constructible_v<T>);
+    ::new (static_cast<void*>(storage_)) T(std::forward<F>(f));
+    ops_ = &kOps<T>;
+  }
+  ReadHandler(ReadHandler&& other) noexcept : ops_(std::exchange(other.ops_, nullptr)) {
+    if (ops_) ops_->move(other.storage_, storage_);
+  }
+  ReadHandler(const ReadHandler&) = delete;
+  ReadHandler& operator=(const ReadHandler&) = delete;
+  ReadHandler& operator=(ReadHandler&&) = delete;
+  ~ReadHandler() {
+    if (ops_) ops_->destroy(storage_);
+  }
+
+  void operator()(boost::system::error_code ec, std::size_t n) { ops_->call(storage_, ec, n); }
+
+ private:
+  struct Ops {
+    void (*call)(void*, boost::system::error_code, std::size_t);
+    void (*move)(void* from, void* to) noexcept;  // and destroys `from`
+    void (*destroy)(void*) noexcept;
+  };
+  template <class T>
+  static constexpr Ops kOps{
+      [](void* f, boost::system::error_code ec, std::size_t n) { (*static_cast<T*>(f))(ec, n); },
+      [](void* from, void* to) noexcept {
+        ::new (to) T(std::move(*static_cast<T*>(from)));
+        static_cast<T*>(from)->~T();
+      },
+      [](void* f) noexcept { static_cast<T*>(f)->~T(); }};
+
+  alignas(std::max_align_t) unsigned char storage_[kBytes];
+  const Ops* ops_ = nullptr;
+};
+
 class PipeReader {
  public:
-  using Handler = std::function<void(boost::system::error_code, std::size_t)>;
+  using Handler = ReadHandler;
 
   // Takes `fd` (made non-blocking) and registers it with the loop of `executor`. A
   // registration refused by the kernel is reported by the first read.
