@@ -293,12 +293,23 @@ void queue_line(const StatePtr& s, std::string line, bool droppable) {
   write_next(s);
 }
 
-// Reads what is in a pipe without waiting; whether it reached the pipe's end.
-template <class F>
-bool drain(int fd, F&& deliver) {
-  if (fd < 0) return true;
+int fd_of(const PipeReader* r) {
+  return r && r->is_open() ? r->native_handle() : -1;
+}
+int fd_of(Descriptor* d) {
+  return d && d->is_open() ? d->native_handle() : -1;
+}
+
+// Reads what is in a pipe without waiting, 1 MiB at most (something out of its tree that
+// still holds the pipe may write on as fast as the host reads); whether it reached the pipe's
+// end (or the pipe was closed). The descriptor is looked up before each read: what `deliver`
+// does may close it (the program destroyed), and its number may then be another file's.
+template <class Pipe, class F>
+bool drain(Pipe* pipe, F&& deliver) {
   std::array<char, 64 * 1024> buf;
-  for (;;) {
+  for (int reads = 0; reads < 16; ++reads) {
+    const int fd = fd_of(pipe);
+    if (fd < 0) return true;
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n > 0) {
       deliver(std::string_view(buf.data(), static_cast<std::size_t>(n)));
@@ -307,13 +318,7 @@ bool drain(int fd, F&& deliver) {
     if (n < 0 && errno == EINTR) continue;
     return n == 0;  // the end, or nothing more now
   }
-}
-
-int fd_of(const PipeReader* r) {
-  return r && r->is_open() ? r->native_handle() : -1;
-}
-int fd_of(Descriptor* d) {
-  return d && d->is_open() ? d->native_handle() : -1;
+  return false;
 }
 
 // Delivers `exited` once the process is reaped and both pipes reached their end: every line it
@@ -361,21 +366,21 @@ void ended(const StatePtr& s, const platform::ExitStatus& status) {
   if (s->out && !s->out_done) {
     s->out->read_eagerly();
     if (!s->output_paused && s->out->waiting() &&
-        drain(fd_of(s->out.get()), [&](std::string_view b) { s->output(b); })) {
+        drain(s->out.get(), [&](std::string_view b) { s->output(b); })) {
       s->out_done = true;
       s->out->cancel();  // its handler sees out_done, or finished
     }
   }
   // Its pipes end once nothing holds them; something out of reach (a process that left its
   // tree and changed its environment) may hold them longer: after a bound, what was written
-  // is read without waiting and the end is delivered anyway.
+  // (1 MiB of each at most) is read without waiting and the end is delivered anyway.
   s->linger = std::make_unique<asio::steady_timer>(s->executor, ctx.linger);
   s->linger->async_wait([s](boost::system::error_code ec) {
     if (ec || !s->owner || s->finished) return;
     if (s->out) s->out->cancel();
     if (s->err) s->err->cancel();
-    drain(fd_of(s->out.get()), [&](std::string_view b) { s->output(b); });
-    drain(fd_of(s->err.get()), [&](std::string_view b) { s->error_text(b, false); });
+    drain(s->out.get(), [&](std::string_view b) { s->output(b); });
+    drain(s->err.get(), [&](std::string_view b) { s->error_text(b, false); });
     s->out_done = s->err_done = true;
     try_finish(s);
   });
