@@ -13,6 +13,13 @@
 //   pipelined               test/echo calls (~400 B of params) to one child that parses each and
 //                           answers it with one write; one poll loop keeps 256 in flight. Also with
 //                           a child that gathers the answers of one read into one write
+//   relay [--blocking]      test/echo calls, one at a time, through a middle process that only
+//                           forwards bytes both ways between its stdin/stdout and a child
+//                           that parses each call and answers it, waiting in epoll as a host
+//                           does: two hops with nothing on the way (what escouade-host's call
+//                           would cost if it did no work at all). --blocking: the middle
+//                           process blocks in a read of one side, then of the other, as only a
+//                           relay of one peer to one child can
 //   spawn PATH              posix_spawn of a plugin binary (argv[1] "good"), initialize, its
 //                           answer, one test/echo call, its answer; the child then ended (not
 //                           timed)
@@ -23,6 +30,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +70,7 @@ constexpr const char* kUsage =
     "usage: bench_floors fanout [K...] [--raw] [--iterations N] [--warmup N]\n"
     "       bench_floors notify [--lines N]\n"
     "       bench_floors pipelined [--calls N] [--in-flight N]\n"
+    "       bench_floors relay [--blocking] [--iterations N] [--warmup N]\n"
     "       bench_floors spawn PATH [--starts N]\n";
 
 constexpr std::size_t kBatchBytes = 64 * 1024;  // a batched notify write, as a pipe's capacity
@@ -83,6 +92,7 @@ struct Options {
   std::uint64_t in_flight = kInFlight;
   std::uint64_t starts = kStarts;
   bool raw = false;
+  bool blocking = false;
 };
 
 std::uint64_t parse_positive(std::string_view what, std::string_view text) {
@@ -115,6 +125,8 @@ Options parse_options(int argc, char** argv) {
       o.starts = parse_positive(arg, value());
     } else if (arg == "--raw") {
       o.raw = true;
+    } else if (arg == "--blocking") {
+      o.blocking = true;
     } else if (o.mode == "fanout" && !arg.starts_with("-")) {
       o.children.push_back(parse_positive("K", arg));
     } else if (o.mode == "spawn" && o.program.empty() && !arg.starts_with("-")) {
@@ -325,6 +337,68 @@ void child_pipelined(bool gathered) {
   }
 }
 
+std::unique_ptr<ChildProcess> start_child(const std::string& mode);
+
+// The middle of `relay`: forwards whatever comes from its stdin to a child that echoes calls,
+// and whatever comes back to its stdout, waiting in epoll (level-triggered: one read a
+// readiness, none that finds the pipe empty). No parse, no check, no copy but the buffer.
+void child_relay() {
+  auto plugin = start_child("pipelined");
+  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll < 0) throw_errno("epoll_create1");
+  for (const int fd : {STDIN_FILENO, plugin->stdout_fd()}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (::epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) < 0) throw_errno("epoll_ctl");
+  }
+  std::vector<char> buf(64 * 1024);
+  for (;;) {
+    epoll_event ready[2];
+    const int n = ::epoll_wait(epoll, ready, 2, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("epoll_wait");
+    }
+    for (int i = 0; i < n; ++i) {
+      const int from = ready[i].data.fd;
+      const ssize_t got = ::read(from, buf.data(), buf.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {  // the parent closed its end, or the child ended
+        ::close(epoll);
+        plugin->close_stdin();
+        plugin->finish();
+        return;
+      }
+      const std::string_view bytes(buf.data(), static_cast<std::size_t>(got));
+      write_all(from == STDIN_FILENO ? plugin->stdin_fd() : STDOUT_FILENO, bytes);
+    }
+  }
+}
+
+// The middle of `relay --blocking`: a call read from stdin (whole lines), forwarded, then the
+// child's answer read until its end of line, forwarded.
+void child_relay_blocking() {
+  auto plugin = start_child("pipelined");
+  LineBuffer from_app;
+  LineBuffer from_plugin;
+  std::string_view line;
+  std::string out;
+  while (from_app.read_some(STDIN_FILENO) != 0) {
+    while (from_app.next_line(line)) {
+      out.assign(line);
+      out += '\n';
+      write_all(plugin->stdin_fd(), out);
+      read_line(plugin->stdout_fd(), from_plugin, line);
+      out.assign(line);
+      out += '\n';
+      write_all(STDOUT_FILENO, out);
+    }
+  }
+  plugin->close_stdin();
+  plugin->finish();
+}
+
 int run_child(std::string_view mode) {
   if (mode == "fanout") {
     child_fanout();
@@ -336,6 +410,10 @@ int run_child(std::string_view mode) {
     child_pipelined(false);
   } else if (mode == "pipelined-gathered") {
     child_pipelined(true);
+  } else if (mode == "relay") {
+    child_relay();
+  } else if (mode == "relay-blocking") {
+    child_relay_blocking();
   } else {
     throw UsageError("unknown child mode '" + std::string(mode) + "'");
   }
@@ -453,6 +531,44 @@ void bench_notify(std::uint64_t lines, bool batched) {
       "\"lines_per_s\":%.0f}\n",
       batched ? "batched" : "one_per_line", static_cast<unsigned long long>(lines), s,
       static_cast<double>(lines) / s);
+}
+
+// ---- relay ----
+
+void bench_relay(std::uint64_t iterations, std::uint64_t warmup, bool blocking) {
+  auto relay = start_child(blocking ? "relay-blocking" : "relay");
+  LineBuffer in;
+  json::value call = echo_call(0);
+  json::value& id = call.as_object()["id"];
+  std::string line;
+  auto round_trip = [&](std::int64_t n) {
+    id = n;
+    line.clear();
+    append_line(line, call);
+    write_all(relay->stdin_fd(), line);
+    std::string_view got;
+    read_line(relay->stdout_fd(), in, got);
+    if (!result_of(parse_json(got), n).is_object()) {
+      throw std::runtime_error("an echo that is not the params");
+    }
+  };
+  std::int64_t n = 0;
+  for (std::uint64_t i = 0; i < warmup; ++i)
+    round_trip(++n);
+  std::vector<double> us;
+  us.reserve(iterations);
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    round_trip(++n);
+    us.push_back(us_between(a, Clock::now()));
+  }
+  relay->close_stdin();
+  relay->finish();
+  const Percentiles p = percentiles(us);
+  std::printf(
+      "{\"bench\":\"floor_relay\",\"middle\":\"%s\",\"iterations\":%llu,\"p50_us\":%.1f,"
+      "\"p99_us\":%.1f}\n",
+      blocking ? "blocking" : "epoll", static_cast<unsigned long long>(iterations), p.p50, p.p99);
 }
 
 // ---- pipelined ----
@@ -618,6 +734,8 @@ int run(int argc, char** argv) {
   } else if (o.mode == "pipelined") {
     bench_pipelined(o.calls, o.in_flight, false);
     bench_pipelined(o.calls, o.in_flight, true);
+  } else if (o.mode == "relay") {
+    bench_relay(o.iterations ? o.iterations : 20000, o.warmup, o.blocking);
   } else if (o.mode == "spawn") {
     bench_spawn(o.program, o.starts);
   } else if (o.mode == "--help" || o.mode == "-h") {

@@ -72,6 +72,8 @@ jobs=(
   "$bin/bench_pipe_floor --json --iterations 20000"
   "$bin/bench_host call"
   "$bin/bench_host app"
+  "$bin/bench_floors relay"
+  "$bin/bench_floors relay --blocking"
   "$bin/bench_floors fanout"
   "$bin/bench_floors fanout --raw"
   "$bin/bench_host decide"
@@ -130,6 +132,9 @@ a call through the C++ API, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mo
 a call through the C++ API, p99|"bench":"pipe_floor","mode":"json",|p99_us|"bench":"host_call_api",|p99_us|time|—
 a call through escouade-host, p50 (same floor)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_app",|p50_us|time|≤ 2.00×
 a call through escouade-host, p99|"bench":"pipe_floor","mode":"json",|p99_us|"bench":"host_call_app",|p99_us|time|—
+a relay in epoll that does nothing, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"floor_relay","middle":"epoll",|p50_us|time|—
+a relay that blocks and does nothing, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"floor_relay","middle":"blocking",|p50_us|time|—
+a call through escouade-host, p50 (floor: the relay in epoll)|"bench":"floor_relay","middle":"epoll",|p50_us|"bench":"host_call_app",|p50_us|time|—
 256 calls in flight, C++ API (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_api",|calls_per_s|rate|≥ 0.50×
 256 calls in flight, escouade-host (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_app",|calls_per_s|rate|≥ 0.30×
 cold start: spawn to the first call's answer, p50|"bench":"floor_spawn",|p50_ms|"bench":"cold_start",|p50_ms|diff|≤ +0.30 ms
