@@ -183,6 +183,22 @@ Percentiles percentiles(std::vector<double> samples) {
   return {bench::percentile(samples, 0.50), bench::percentile(samples, 0.99)};
 }
 
+// `warmup` rounds, then `iterations` timed one by one: round(id) with ids 1, 2, ...
+template <class Round>
+Percentiles timed_rounds(std::uint64_t warmup, std::uint64_t iterations, Round&& round) {
+  std::int64_t id = 0;
+  for (std::uint64_t i = 0; i < warmup; ++i)
+    round(++id);
+  std::vector<double> us;
+  us.reserve(iterations);
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    const auto a = Clock::now();
+    round(++id);
+    us.push_back(us_between(a, Clock::now()));
+  }
+  return percentiles(std::move(us));
+}
+
 // The messages, in the shapes the host sends (bench/host_bench.cpp: decide_request, fact,
 // payload; the schema's DecideParams, Fact and InitializeParams, fields in the generated
 // order).
@@ -478,18 +494,8 @@ void bench_fanout(std::uint64_t k, std::uint64_t iterations, std::uint64_t warmu
     }
   };
 
-  std::int64_t id = 0;
-  for (std::uint64_t i = 0; i < warmup; ++i)
-    round(++id);
-  std::vector<double> us;
-  us.reserve(iterations);
-  for (std::uint64_t i = 0; i < iterations; ++i) {
-    const auto a = Clock::now();
-    round(++id);
-    us.push_back(us_between(a, Clock::now()));
-  }
+  const Percentiles p = timed_rounds(warmup, iterations, round);
   finish_all(children);
-  const Percentiles p = percentiles(us);
   std::printf(
       "{\"bench\":\"floor_fanout\",\"mode\":\"%s\",\"children\":%llu,\"iterations\":%llu,"
       "\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
@@ -552,19 +558,9 @@ void bench_relay(std::uint64_t iterations, std::uint64_t warmup, bool blocking) 
       throw std::runtime_error("an echo that is not the params");
     }
   };
-  std::int64_t n = 0;
-  for (std::uint64_t i = 0; i < warmup; ++i)
-    round_trip(++n);
-  std::vector<double> us;
-  us.reserve(iterations);
-  for (std::uint64_t i = 0; i < iterations; ++i) {
-    const auto a = Clock::now();
-    round_trip(++n);
-    us.push_back(us_between(a, Clock::now()));
-  }
+  const Percentiles p = timed_rounds(warmup, iterations, round_trip);
   relay->close_stdin();
   relay->finish();
-  const Percentiles p = percentiles(us);
   std::printf(
       "{\"bench\":\"floor_relay\",\"middle\":\"%s\",\"iterations\":%llu,\"p50_us\":%.1f,"
       "\"p99_us\":%.1f}\n",
