@@ -154,7 +154,6 @@ PipeReader::~PipeReader() {
 
 void PipeReader::async_read_some(asio::mutable_buffer buffer, Handler handler) {
   auto* op = new ReadOp(*impl_, buffer, std::move(handler));
-  impl_->waiting = true;
   if (impl_->fd < 0) {
     op->ec_ = asio::error::bad_descriptor;
     impl_->reactor->post_immediate_completion(op, false);
@@ -165,6 +164,7 @@ void PipeReader::async_read_some(asio::mutable_buffer buffer, Handler handler) {
     impl_->reactor->post_immediate_completion(op, false);
     return;
   }
+  impl_->waiting = true;  // until a perform takes bytes, the end, or an error
   if (impl_->eager && ReadOp::perform(op) != ReactorOp::not_done) {
     impl_->reactor->post_immediate_completion(op, false);
     return;
