@@ -285,6 +285,11 @@ const json::value& result_of(const json::value& message, std::int64_t id) {
 
 // ---- the children ----
 
+// Re-executes this program as the child of `mode`, its stdin and stdout on two pipes.
+std::unique_ptr<ChildProcess> start_child(const std::string& mode) {
+  return std::make_unique<ChildProcess>(std::vector<std::string>{"bench_floors", "--child", mode});
+}
+
 // A deciding plugin: reads the command as the fixture does, allows it unless it is rm -rf.
 void child_fanout() {
   LineReader reader(STDIN_FILENO);
@@ -353,8 +358,6 @@ void child_pipelined(bool gathered) {
   }
 }
 
-std::unique_ptr<ChildProcess> start_child(const std::string& mode);
-
 // The middle of `relay`: forwards whatever comes from its stdin to a child that echoes calls,
 // and whatever comes back to its stdout, waiting in epoll (level-triggered: one read a
 // readiness, none that finds the pipe empty). No parse, no check, no copy but the buffer.
@@ -380,7 +383,8 @@ void child_relay() {
       const int from = ready[i].data.fd;
       const ssize_t got = ::read(from, buf.data(), buf.size());
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {  // the parent closed its end, or the child ended
+      if (got < 0) throw_errno("read");
+      if (got == 0) {  // the parent closed its end, or the child ended
         ::close(epoll);
         plugin->close_stdin();
         plugin->finish();
@@ -434,10 +438,6 @@ int run_child(std::string_view mode) {
     throw UsageError("unknown child mode '" + std::string(mode) + "'");
   }
   return 0;
-}
-
-std::unique_ptr<ChildProcess> start_child(const std::string& mode) {
-  return std::make_unique<ChildProcess>(std::vector<std::string>{"bench_floors", "--child", mode});
 }
 
 void finish_all(std::vector<std::unique_ptr<ChildProcess>>& children) {
