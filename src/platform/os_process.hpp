@@ -47,10 +47,13 @@ inline constexpr bool kOrphansGoToInit = true;
 inline constexpr bool kOrphansGoToInit = false;
 #endif
 
-// Closes every descriptor from 3 up, except `keep` and `also_keep` (-1: none). `max_fd` bounds
-// the loop used where the system has no close_range. Async-signal-safe: used between fork and
-// exec.
-void close_fds_from_3(int max_fd, int keep, int also_keep = -1) noexcept;
+// Closes every descriptor from `first` up, except `keep` and `also_keep` (-1: none). `max_fd`
+// bounds the loop used where the system has no close_range. Async-signal-safe: used between fork
+// and exec.
+void close_fds_from(int first, int max_fd, int keep, int also_keep = -1) noexcept;
+inline void close_fds_from_3(int max_fd, int keep, int also_keep = -1) noexcept {
+  close_fds_from(3, max_fd, keep, also_keep);
+}
 
 // The bound given to close_fds_from_3: the highest possible descriptor + 1. Call before fork.
 int fd_limit() noexcept;

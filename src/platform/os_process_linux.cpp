@@ -192,14 +192,14 @@ bool environment_has(int pid, std::string_view entry) {
   return !too_long && !current.empty() && current == entry;
 }
 
-void close_fds_from_3(int max_fd, int keep, int also_keep) noexcept {
-  const auto close_range = [](unsigned first, unsigned last) {
-    return ::syscall(SYS_close_range, first, last, 0) == 0;
+void close_fds_from(int first, int max_fd, int keep, int also_keep) noexcept {
+  const auto close_range = [](unsigned from, unsigned to) {
+    return ::syscall(SYS_close_range, from, to, 0) == 0;
   };
   const int low = keep < also_keep ? keep : also_keep;
   const int high = keep < also_keep ? also_keep : keep;
   bool done = true;
-  int next = 3;  // the first descriptor not yet closed
+  int next = first;  // the first descriptor not yet closed
   for (int kept : {low, high}) {
     if (kept < next) continue;  // none, below 3, or the same twice
     if (kept > next) done = done && close_range(next, static_cast<unsigned>(kept) - 1);
@@ -207,7 +207,7 @@ void close_fds_from_3(int max_fd, int keep, int also_keep) noexcept {
   }
   done = done && close_range(static_cast<unsigned>(next), ~0U);
   if (done) return;
-  for (int fd = 3; fd < max_fd; ++fd) {  // kernels before 5.9
+  for (int fd = first; fd < max_fd; ++fd) {  // kernels before 5.9
     if (fd != keep && fd != also_keep) ::close(fd);
   }
 }

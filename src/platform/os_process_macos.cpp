@@ -101,8 +101,8 @@ bool environment_has(int pid, std::string_view entry) {
   return false;
 }
 
-void close_fds_from_3(int max_fd, int keep, int also_keep) noexcept {
-  for (int fd = 3; fd < max_fd; ++fd) {  // macOS has no close_range
+void close_fds_from(int first, int max_fd, int keep, int also_keep) noexcept {
+  for (int fd = first; fd < max_fd; ++fd) {  // macOS has no close_range
     if (fd != keep && fd != also_keep) ::close(fd);
   }
 }

@@ -363,6 +363,53 @@ TEST_F(Spawn, TheChildStartsWithDefaultSignalsAndOnlyItsStdio) {
   EXPECT_EQ(state["fds"], "0 1 2");
 }
 
+TEST_F(Spawn, GivenDescriptorsArriveAsThreeAndFourAndNothingElse) {
+  // Two pipes: the child must receive each as the number of its rank (3, then 4), whatever
+  // numbers they have in this process, and no other descriptor.
+  int first[2];
+  int second[2];
+  ASSERT_EQ(::pipe2(first, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(second, O_CLOEXEC), 0);
+  const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC on purpose
+  SpawnRequest request;
+  request.argv = {fixture_path(), "given"};
+  request.env = tagged_env();
+  request.descriptors = {first[1], second[1]};
+  auto child = start(request);
+  ::close(leaked);
+  ::close(first[1]);
+  ::close(second[1]);
+  ASSERT_TRUE(child) << child.error().message;
+  LineReader out(child->stdout_fd);
+  std::map<std::string, std::string> state;
+  for (std::optional<std::string> line; (line = out.next());) {
+    const std::size_t space = line->find(' ');
+    state[line->substr(0, space)] = line->substr(space + 1);
+  }
+  EXPECT_EQ(state["fds"], "0 1 2 3 4");
+  // The child's 3 is the first pipe's write end, its 4 the second's: each pipe got its number,
+  // then its end once the child exited (nothing else held them).
+  ASSERT_TRUE(wait_exit(*child));
+  char buf[8] = {};
+  EXPECT_EQ(::read(first[0], buf, sizeof buf), 2);
+  EXPECT_EQ(std::string(buf, 2), "3\n");
+  EXPECT_EQ(::read(second[0], buf, sizeof buf), 2);
+  EXPECT_EQ(std::string(buf, 2), "4\n");
+  EXPECT_EQ(::read(first[0], buf, 1), 0);
+  EXPECT_EQ(::read(second[0], buf, 1), 0);
+  ::close(first[0]);
+  ::close(second[0]);
+}
+
+TEST_F(Spawn, RefusesMoreThanEightDescriptors) {
+  SpawnRequest request;
+  request.argv = {fixture_path(), "exit"};
+  request.descriptors = std::vector<int>(9, 0);
+  auto child = start(request);
+  ASSERT_FALSE(child);
+  EXPECT_THAT(child.error().message, HasSubstr("more than 8 descriptors"));
+}
+
 TEST_F(Spawn, TheChildIsASubreaperAfterExec) {
   // PR_SET_CHILD_SUBREAPER has no field in /proc: show it by its effect. The fixture's middle
   // process exits, leaving a grandchild whose new parent must be the leader, not init.

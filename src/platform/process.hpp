@@ -33,6 +33,10 @@ struct SpawnRequest {
   // When set (absolute), exactly this file runs, with `argv` as its arguments: PATH is not
   // searched again, so what runs is what was checked (a plugin's program, resolved at load).
   std::filesystem::path executable = {};
+  // Descriptors of the caller's given to the child as 3, 4, ... in this order (at most 8): the
+  // sandbox's helper gets its control pipe and its status page so. The caller keeps its own and
+  // closes them when it likes; nothing else reaches the child.
+  std::vector<int> descriptors = {};
 };
 
 // A started process. The caller owns the four descriptors (close_fds) and must reap the process
@@ -49,9 +53,9 @@ struct Spawned {
 };
 
 // Starts the program. On Linux and macOS the child leads a new process group, has every signal
-// at its default and unblocked, holds only fds 0, 1 and 2, and (Linux) is a child subreaper: its
-// orphaned descendants are re-parented to it, so its whole tree stays reachable from it.
-// Failures to start, including the program's exec, are an Error such as
+// at its default and unblocked, holds only fds 0, 1 and 2 (and the request's descriptors), and
+// (Linux) is a child subreaper: its orphaned descendants are re-parented to it, so its whole tree
+// stays reachable from it. Failures to start, including the program's exec, are an Error such as
 // "cannot start ./guard: No such file or directory".
 // Forks: in a threaded process, the child runs only async-signal-safe calls until exec.
 Result<Spawned> spawn(const SpawnRequest& request);

@@ -66,6 +66,9 @@ struct ChildPlan {
   int stdout_write = -1;
   int stderr_write = -1;
   int report_write = -1;
+  // The request's descriptors, copied above 3 + given_count: dup2'd to 3, 4, ... in order.
+  const int* given = nullptr;
+  int given_count = 0;
   int max_fd = 0;
 };
 
@@ -95,12 +98,18 @@ struct ChildPlan {
   if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
     report_and_exit(plan.report_write, ChildFailure::kFolder, errno);
   }
-  // The pipe ends are all >= 3 (see lift_above_stdio), so no dup2 overwrites another.
+  // Every descriptor of the plan is >= 3 + given_count (see lift_above), so no dup2 overwrites
+  // another.
   if (::dup2(plan.stdin_read, 0) < 0 || ::dup2(plan.stdout_write, 1) < 0 ||
       ::dup2(plan.stderr_write, 2) < 0) {
     report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
   }
-  close_fds_from_3(plan.max_fd, plan.report_write);
+  for (int i = 0; i < plan.given_count; ++i) {
+    if (::dup2(plan.given[i], 3 + i) < 0) {
+      report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+    }
+  }
+  close_fds_from(3 + plan.given_count, plan.max_fd, plan.report_write);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -143,11 +152,12 @@ Error cannot_start(const std::string& program, const std::string& why, int error
   return make_error(exhausted ? Errc::exhausted : kOsError, "cannot start " + program + ": " + why);
 }
 
-// Moves a descriptor to 3 or above, keeping O_CLOEXEC: the child's dup2 onto 0, 1 and 2 must not
-// hit a pipe end when the host runs with one of those closed.
-bool lift_above_stdio(UniqueFd& fd) {
-  if (fd.get() >= 3) return true;
-  const int lifted = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+// Moves a descriptor to `floor` or above, keeping O_CLOEXEC: the child's dup2 onto 0, 1, 2 and
+// the given descriptors' numbers must not hit a pipe end when the host runs with one of those
+// closed, or holds a pipe end there.
+bool lift_above(UniqueFd& fd, int floor) {
+  if (fd.get() >= floor) return true;
+  const int lifted = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, floor);
   if (lifted < 0) return false;
   fd.reset(lifted);
   return true;
@@ -158,14 +168,14 @@ struct Pipe {
   UniqueFd write;
 };
 
-Result<Pipe> make_pipe(const std::string& program) {
+Result<Pipe> make_pipe(const std::string& program, int floor) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     const int error = errno;
     return cannot_start(program, "pipe: " + os_message(error), error);
   }
   Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
-  if (!lift_above_stdio(p.read) || !lift_above_stdio(p.write)) {
+  if (!lift_above(p.read, floor) || !lift_above(p.write, floor)) {
     const int error = errno;
     return cannot_start(program, "pipe: " + os_message(error), error);
   }
@@ -182,6 +192,23 @@ Result<Spawned> spawn(const SpawnRequest& request) {
     return make_error(kOsError, "cannot start a program: the command is empty");
   }
   const std::string& program = request.argv.front();
+  constexpr std::size_t kMaxGiven = 8;
+  if (request.descriptors.size() > kMaxGiven) {
+    return make_error(kOsError, "cannot start " + program + ": more than 8 descriptors to give");
+  }
+  const int floor = 3 + static_cast<int>(request.descriptors.size());
+  // Copies of the descriptors to give, above every number the child will dup2 onto.
+  std::vector<UniqueFd> given;
+  std::vector<int> given_fds;
+  for (const int fd : request.descriptors) {
+    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    if (copy < 0) {
+      const int error = errno;
+      return cannot_start(program, "a descriptor to give: " + os_message(error), error);
+    }
+    given.emplace_back(copy);
+    given_fds.push_back(copy);
+  }
 
   // Everything the child reads, allocated now.
   const std::vector<std::string> candidates =
@@ -194,13 +221,13 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   const std::vector<char*> envp = c_strings(request.env);
   const std::string cwd = request.cwd.string();
 
-  auto in = make_pipe(program);
+  auto in = make_pipe(program, floor);
   if (!in) return in.error();
-  auto out = make_pipe(program);
+  auto out = make_pipe(program, floor);
   if (!out) return out.error();
-  auto err = make_pipe(program);
+  auto err = make_pipe(program, floor);
   if (!err) return err.error();
-  auto report = make_pipe(program);
+  auto report = make_pipe(program, floor);
   if (!report) return report.error();
 
   ChildPlan plan;
@@ -213,6 +240,8 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   plan.stdout_write = out->write.get();
   plan.stderr_write = err->write.get();
   plan.report_write = report->write.get();
+  plan.given = given_fds.data();
+  plan.given_count = static_cast<int>(given_fds.size());
   plan.max_fd = fd_limit();
 
   void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,

@@ -130,6 +130,23 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   ::posix_spawn_file_actions_adddup2(&setup.actions, in->read.get(), 0);
   ::posix_spawn_file_actions_adddup2(&setup.actions, out->write.get(), 1);
   ::posix_spawn_file_actions_adddup2(&setup.actions, err->write.get(), 2);
+  // The request's descriptors as 3, 4, ...: CLOEXEC_DEFAULT closes everything else. A given
+  // descriptor whose number is one of those targets is copied higher first.
+  if (request.descriptors.size() > 8) {
+    return make_error(kOsError, "cannot start " + program + ": more than 8 descriptors to give");
+  }
+  std::vector<UniqueFd> given;
+  const int floor = 3 + static_cast<int>(request.descriptors.size());
+  for (std::size_t i = 0; i < request.descriptors.size(); ++i) {
+    const int copy = ::fcntl(request.descriptors[i], F_DUPFD, floor);
+    if (copy < 0) {
+      const int error = errno;
+      return cannot_start(program, "a descriptor to give: " + os_message(error), error);
+    }
+    ::fcntl(copy, F_SETFD, FD_CLOEXEC);
+    given.emplace_back(copy);
+    ::posix_spawn_file_actions_adddup2(&setup.actions, copy, 3 + static_cast<int>(i));
+  }
   if (!folder.empty()) {
     ::posix_spawn_file_actions_addchdir_np(&setup.actions, folder.c_str());
   }

@@ -112,6 +112,15 @@ int show_state() {
   return 0;
 }
 
+// Writes its number on each of the descriptors 3 and 4 a spawn gave it, then its state.
+int given() {
+  for (const int fd : {3, 4}) {
+    const std::string text = std::to_string(fd) + "\n";
+    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) return 1;
+  }
+  return show_state();
+}
+
 // The leader forks a middle process, which forks a grandchild and exits: the grandchild is an
 // orphan, and its parent should then be the leader, a subreaper.
 int orphan() {
@@ -241,6 +250,7 @@ int main(int argc, char** argv) {
   if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
   if (mode == "env") return show_env();
   if (mode == "state") return show_state();
+  if (mode == "given") return given();
   if (mode == "orphan") return orphan();
   if (mode == "tree") return tree();
   if (mode == "detached") return detached();
