@@ -23,7 +23,7 @@ void serve_files(rpc::Session& session, const FilesContext& ctx,
   session.serve<method::FilesRead>([ctx, plugin](const proto::FilesReadParams& p, rpc::Reply r) {
     ctx.workers->run(
         plugin->manifest.id,
-        [folder = plugin->folder, path = p.path] { return folder->read(path); },
+        [folder = plugin->folder, path = p.path] { return read_own_file(*folder, path); },
         [plugin, path = p.path, reply = std::move(r)](Result<std::string> text) mutable {
           if (!text) {
             plugin->journal->warn(text.error().message);

@@ -40,7 +40,7 @@ using platform::BeneathResolver;
 // As files/read reads: the folder opened (as at load), then the path beneath it.
 Result<std::string> read_own_file(const fs::path& folder, std::string_view path,
                                   BeneathResolver resolver = BeneathResolver::automatic) {
-  return OwnFolder::open(folder)->read(path, resolver);
+  return services::read_own_file(*OwnFolder::open(folder), path, resolver);
 }
 
 constexpr auto kInvalid = proto::ErrorCode::invalid_params;
