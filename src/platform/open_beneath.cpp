@@ -1,5 +1,6 @@
 #include "platform/open_beneath.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -331,6 +332,36 @@ std::optional<FileIdentity> BeneathFolder::identity_of(std::string_view name) co
   struct stat st {};
   if (::fstatat(fd_.get(), std::string(name).c_str(), &st, 0) != 0) return std::nullopt;
   return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+BeneathResult<std::vector<std::string>> BeneathFolder::names(std::size_t limit) const {
+  // The folder held, not its path: a new descriptor that can be read (O_PATH cannot).
+  const int fd = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    BeneathError e = from_errno(err);
+    e.reason = "cannot list the folder: " + os_message(err);
+    return e;
+  }
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    const int err = errno;
+    ::close(fd);
+    BeneathError e = from_errno(err);
+    e.reason = "cannot list the folder: " + os_message(err);
+    return e;
+  }
+  std::vector<std::string> out;
+  while (out.size() < limit) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (!entry) break;
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    out.emplace_back(name);
+  }
+  ::closedir(dir);
+  return out;
 }
 
 }  // namespace escouade::platform

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/unique_fd.hpp"
 
@@ -112,6 +113,11 @@ class BeneathFolder {
   // The identity of the file `name` names in this folder, links followed wherever they lead
   // (the caller compares it, it never reads through it), or nullopt when there is none.
   std::optional<FileIdentity> identity_of(std::string_view name) const;
+
+  // The names in this folder itself (no "." nor ".."), in no particular order: whatever they
+  // are (files, folders, links), for the caller to open beneath it and judge each. At most
+  // `limit` of them (a folder of a million names is not read whole).
+  BeneathResult<std::vector<std::string>> names(std::size_t limit) const;
 
  private:
   explicit BeneathFolder(UniqueFd fd) noexcept : fd_(std::move(fd)) {}

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -262,6 +263,22 @@ TEST_P(OpenBeneath, TheFolderIsHeldNotItsPath) {
   auto file = folder->open_file("rules.json", GetParam());
   ASSERT_TRUE(file) << file.error().reason;
   EXPECT_EQ(file->read_up_to(100).value(), "rules");
+}
+
+// Its names are those of the folder held, not of whatever its path names now; at most `limit`.
+TEST_P(OpenBeneath, TheNamesAreTheHeldFoldersAndBounded) {
+  auto folder = BeneathFolder::open(root_);
+  ASSERT_TRUE(folder);
+  fs::rename(root_, base_ / "moved");
+  fs::create_directories(root_);
+  write(root_ / "impostor.json", "x");
+  auto names = folder->names(100);
+  ASSERT_TRUE(names) << names.error().reason;
+  std::sort(names->begin(), names->end());
+  EXPECT_EQ(*names, (std::vector<std::string>{"data", "rules.json"}));
+  auto one = folder->names(1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, OpenBeneath,

@@ -64,6 +64,12 @@ std::shared_ptr<const OwnFolder> OwnFolder::open(const std::filesystem::path& fo
   return own;
 }
 
+std::vector<std::string> OwnFolder::root_names(std::size_t limit) const {
+  if (!root_) return {};
+  auto names = root_->names(limit);
+  return names ? *std::move(names) : std::vector<std::string>{};
+}
+
 Result<std::string> OwnFolder::read(std::string_view path, std::size_t max_bytes,
                                     platform::BeneathResolver resolver) const {
   const auto say = [](ErrorCode code, std::string_view reason) {

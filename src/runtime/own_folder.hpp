@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.hpp"
 #include "platform/open_beneath.hpp"
@@ -42,6 +43,10 @@ inline constexpr std::size_t kMaxOwnFileBytes = 256 * 1024;
 class OwnFolder {
  public:
   static std::shared_ptr<const OwnFolder> open(const std::filesystem::path& folder);
+
+  // The names at the folder's root (files, folders and links alike: read() judges each), at most
+  // `limit`; none when the folder could not be opened or listed. Blocking, as read() is.
+  std::vector<std::string> root_names(std::size_t limit) const;
 
   // `resolver`: tests exercise both openat2 and the walk that replaces it on older kernels.
   Result<std::string> read(

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
-#include <system_error>
 #include <vector>
 
 namespace escouade::sandbox {
@@ -40,48 +37,28 @@ std::optional<std::string> refuse_old_sdk(std::string_view source) {
          ", which does not run in the sandbox: rebuild it with @escouade-dev/plugin 0.3 or later";
 }
 
-RootFiles read_root_files(const std::filesystem::path& folder) {
+RootFiles read_root_files(const runtime::OwnFolder& folder) {
   RootFiles out;
-  std::error_code ec;
-  std::vector<std::filesystem::path> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    std::error_code ec2;
-    if (!entry.is_regular_file(ec2) || entry.path().extension() != ".json") continue;
-    if (entry.path().filename() == "escouade-plugin.json") continue;  // never the manifest
-    names.push_back(entry.path());
-  }
+  std::vector<std::string> names = folder.root_names(RootFiles::kMaxNames);
+  std::erase_if(names, [](const std::string& name) {
+    return name.size() <= 5 || !name.ends_with(".json") || name == "escouade-plugin.json";
+  });
   std::sort(names.begin(), names.end());
   std::size_t total = 0;
-  for (const auto& path : names) {
-    const std::string name = path.filename().string();
-    std::error_code ec2;
-    const auto size = std::filesystem::file_size(path, ec2);
-    if (ec2) {
-      out.left_out[name] = "it cannot be read";
+  for (const auto& name : names) {
+    auto text = folder.read(name, RootFiles::kEachBytes);
+    if (!text) {
+      // A folder named x.json, a link out, the manifest under another name: files/read's own
+      // reasons. A file that is simply too large keeps this page's words.
+      out.left_out[name] = text.error().message;
       continue;
     }
-    if (size > RootFiles::kEachBytes) {
-      out.left_out[name] = "it is larger than 256 KB";
-      continue;
-    }
-    if (total + size > RootFiles::kTotalBytes) {
+    if (total + text->size() > RootFiles::kTotalBytes) {
       out.left_out[name] = "the JSON files given pass 1 MB in all";
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in.good() && !in.eof()) {
-      out.left_out[name] = "it cannot be read";
-      continue;
-    }
-    std::string content = std::move(text).str();
-    if (content.size() > RootFiles::kEachBytes || total + content.size() > RootFiles::kTotalBytes) {
-      out.left_out[name] = "it grew past the limits while it was read";
-      continue;
-    }
-    total += content.size();
-    out.files.emplace(name, std::move(content));
+    total += text->size();
+    out.files.emplace(name, *std::move(text));
   }
   return out;
 }

@@ -89,7 +89,7 @@ ProgramEnd run_instance(const Start& start) {
   bundle.folder = (ec ? spec.folder : folder).generic_string();
   const auto module = std::filesystem::weakly_canonical(spec.module, ec);
   bundle.url = "file://" + (ec ? spec.module : module).generic_string();
-  bundle.root_files = read_root_files(spec.folder);
+  bundle.root_files = read_root_files(*runtime::OwnFolder::open(spec.folder));
   return spidermonkey::run_js(bundle, channel, SandboxProgram::stack_bytes(), cache);
 }
 
