@@ -109,10 +109,19 @@ bool is_executable(const fs::file_status& status) {
   return (status.permissions() & kExec) != fs::perms::none;
 }
 
-// Why `relative` is not a file of `folder` (executable if asked); else sets *resolved to it,
-// links resolved.
+// "8 MiB" for a size in whole MiB, else "1.5 MiB": tenths rounded up, so that a size past a
+// limit never reads as the limit.
+std::string mib(std::uintmax_t bytes) {
+  const std::uintmax_t tenths = (bytes * 10 + (1u << 20) - 1) >> 20;
+  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
+         " MiB";
+}
+
+// Why `relative` is not a file of `folder` (executable if asked, `max_bytes` at most when not 0);
+// else sets *resolved to it, links resolved.
 std::optional<std::string> folder_file_problem(const fs::path& folder, std::string_view relative,
-                                               bool executable, fs::path* resolved) {
+                                               bool executable, fs::path* resolved,
+                                               std::uintmax_t max_bytes = 0) {
   fs::path lexical;
   if (auto why = folder_path_problem(folder, relative, &lexical)) return why;
   std::error_code ec;
@@ -124,6 +133,12 @@ std::optional<std::string> folder_file_problem(const fs::path& folder, std::stri
   if (fs::is_directory(status)) return "a folder, not a file";
   if (!fs::is_regular_file(status)) return "not a regular file";
   if (executable && !is_executable(status)) return "not executable";
+  if (max_bytes > 0) {
+    const std::uintmax_t size = fs::file_size(real, ec);
+    if (!ec && size > max_bytes) {
+      return mib(size) + ", past the " + mib(max_bytes) + " a sandboxed plugin's module may have";
+    }
+  }
   *resolved = real;
   return std::nullopt;
 }
@@ -185,7 +200,7 @@ std::optional<std::string> check_run(const json::object& run_object, const fs::p
   if (const json::value* js = run_object.if_contains("js")) {
     run.kind = RunKind::js;
     run.path = str(*js);
-    if (auto why = folder_file_problem(folder, run.path, false, &run.resolved)) {
+    if (auto why = folder_file_problem(folder, run.path, false, &run.resolved, kMaxBundleBytes)) {
       return message_at(detail::child(base, "js"), *js, *why);
     }
     return std::nullopt;
@@ -199,7 +214,8 @@ std::optional<std::string> check_run(const json::object& run_object, const fs::p
       return message_at(path, *wasm, *why);
     }
     // The build file is the store's to build from; what runs here is the module beside it.
-    if (auto why = folder_file_problem(folder, "plugin.wasm", false, &run.resolved)) {
+    if (auto why =
+            folder_file_problem(folder, "plugin.wasm", false, &run.resolved, kMaxModuleBytes)) {
       if (*why == "no such file in the plugin's folder") {
         return message_at(path, *wasm, "no plugin.wasm beside the manifest");
       }

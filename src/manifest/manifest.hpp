@@ -23,6 +23,11 @@ namespace escouade::manifest {
 inline constexpr std::string_view kManifestFileName = "escouade-plugin.json";
 // A larger file is refused before it is read.
 inline constexpr std::uintmax_t kMaxManifestBytes = 256 * 1024;
+// The largest run.js bundle and plugin.wasm a sandboxed plugin may have (docs/sandbox.md): a
+// larger one is refused at load, before anything reads it whole. Either must also compile within
+// the instance's 64 MB, which a dense bundle of a few MB already does not.
+inline constexpr std::uintmax_t kMaxBundleBytes = 8u * 1024 * 1024;
+inline constexpr std::uintmax_t kMaxModuleBytes = 16u * 1024 * 1024;
 
 enum class RunKind { none, command, js, wasm };
 
