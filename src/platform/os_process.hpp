@@ -33,6 +33,9 @@ std::optional<std::vector<ProcEntry>> own_children();
 
 // The resident memory of one process, in bytes; 0 when it is gone or a zombie.
 std::uint64_t resident_bytes(int pid);
+// Of it, what no file backs (Linux: statm's resident minus its shared pages): what the process
+// holds itself, its libraries' code left out. macOS: the resident memory.
+std::uint64_t anonymous_bytes(int pid);
 
 // Whether the environment `pid` was started with holds `entry` ("K=V") exactly. False when it
 // cannot be read: gone, a zombie, another user's.

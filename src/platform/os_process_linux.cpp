@@ -162,6 +162,22 @@ std::uint64_t resident_bytes(int pid) {
   return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+std::uint64_t anonymous_bytes(int pid) {
+  char path[64];
+  char text[256];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", pid);
+  const ssize_t n = read_small(AT_FDCWD, path, text, sizeof text - 1);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  unsigned long long size = 0;
+  unsigned long long resident = 0;
+  unsigned long long shared = 0;
+  if (std::sscanf(text, "%llu %llu %llu", &size, &resident, &shared) != 3 || shared > resident)
+    return 0;
+  return static_cast<std::uint64_t>(resident - shared) *
+         static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 bool environment_has(int pid, std::string_view entry) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/environ", pid);

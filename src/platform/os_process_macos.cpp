@@ -63,6 +63,10 @@ std::uint64_t resident_bytes(int pid) {
   return n == static_cast<int>(sizeof info) ? info.pti_resident_size : 0;
 }
 
+std::uint64_t anonymous_bytes(int pid) {
+  return resident_bytes(pid);
+}
+
 bool environment_has(int pid, std::string_view entry) {
   // KERN_PROCARGS2: int argc, the executable's path, NUL padding, argc arguments, then the
   // environment's strings, each NUL-terminated, up to an empty one or the end.

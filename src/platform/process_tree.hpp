@@ -21,6 +21,10 @@ std::vector<int> process_tree(int leader);
 // The resident memory of the whole tree, in bytes.
 std::uint64_t tree_resident_bytes(int leader);
 
+// The resident memory of one process that no file backs (its heap, stacks, anonymous maps: its
+// libraries' code left out), in bytes; 0 when it is gone. A sandbox helper is watched with it.
+std::uint64_t private_resident_bytes(int pid);
+
 // Ends the leader, its process group and every descendant, race-free against forks: stops them
 // all (SIGSTOP), scans again until two scans in a row find nothing new and every one of them
 // stopped, then kills them all (SIGKILL). `leader` must be a child that was not reaped yet (a

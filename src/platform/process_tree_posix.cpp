@@ -70,6 +70,10 @@ std::uint64_t tree_resident_bytes(int leader) {
   return total;
 }
 
+std::uint64_t private_resident_bytes(int pid) {
+  return anonymous_bytes(pid);
+}
+
 namespace {
 
 // end_tree for several leaders at once: one freeze over the union of their trees, so ending a
