@@ -16,7 +16,6 @@
 //   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
 //           sandbox beside the same plugin as a process, a large bundle's cold start, and the
 //           guard example as run.wasm beside its process build (host_bench_sandbox.cpp)
-//   malloc  the memory account's cost per malloc/free pair, beside glibc's own
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json and bench_floors, run
 // beside it (bench/run.sh prints the ratios). The app's side is in host_bench_app.cpp.
 
@@ -351,7 +350,6 @@ int main(int argc, char** argv) {
     if (which == "all" || which == "cold") bench_cold(50);
     if (which == "all" || which == "idle") bench_idle(200);
     if (which == "all" || which == "sandbox") bench_sandbox(5000);
-    if (which == "all" || which == "malloc") bench_malloc_account(10'000'000);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_host: %s\n", e.what());
     fs::remove_all(g_root);

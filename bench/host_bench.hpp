@@ -74,7 +74,8 @@ struct Rig {
   runtime::ProcessProgramFactory processes{io.get_executor(), context};
   // As escouade-host: run.js and run.wasm plugins in the sandbox (each program it made
   // remembered).
-  sandbox::SandboxProgramFactory sandboxed{io.get_executor()};
+  sandbox::SandboxProgramFactory sandboxed{io.get_executor(), context,
+                                           sandbox::SandboxOptions::installed()};
   Recording js{sandboxed};
   runtime::ProgramRouter programs;
   std::unique_ptr<host::Host> host;
@@ -138,7 +139,6 @@ std::filesystem::path make_js_plugin(const std::string& id, const std::string& t
 // The sandbox beside processes: calls, decisions, cold starts, idle memory
 // (host_bench_sandbox.cpp), and the memory account's cost per allocation.
 void bench_sandbox(int iterations);
-void bench_malloc_account(int pairs);
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
 void bench_app(int iterations);

@@ -12,10 +12,7 @@
 //   run.wasm: the guard example as a process and as run.wasm (the same sources): a decision's
 //     round trip, p50/p99; cold start with its module compiled before (in memory), and the
 //     time compiling its plugin.wasm takes at load
-// and the memory account's cost: a malloc/free pair of 64 bytes by glibc itself, through the
-// replacement on a thread without an account, and charged to an account.
 
-#include <malloc.h>
 #include <pthread.h>
 
 #include <boost/json.hpp>
@@ -26,13 +23,6 @@
 #include <thread>
 
 #include "host_bench.hpp"
-#include "sandbox/memory_account.hpp"
-#include "sandbox/spidermonkey/engine.hpp"
-
-extern "C" {
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-}
 
 namespace host_bench {
 
@@ -108,8 +98,7 @@ std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path&
     (void)rig.host->load(folder);  // a fresh supervisor: idle, nothing runs
     // As an app, which loads a plugin at its install and starts it later: the load's compile
     // is over before the activating call.
-    while (rig.sandboxed.compiling() > 0)
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
     const auto a = Clock::now();
     rig.call(id, method, params);  // starts it: instance, initialize, one call
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
@@ -146,10 +135,9 @@ void idle_memory(int instances) {
   start_some(instances);
   const long after = resident_kb();
   std::printf(
-      "{\"bench\":\"sandbox_idle_instance\",\"instances\":%d,\"accounted\":%s,"
+      "{\"bench\":\"sandbox_idle_instance\",\"instances\":%d,"
       "\"held_kb_per_instance\":%.0f,\"host_rss_kb_per_instance\":%.0f}\n",
-      instances, sandbox::memory::accounting() ? "true" : "false", held / 1024.0,
-      static_cast<double>(after - before) / instances);
+      instances, held / 1024.0, static_cast<double>(after - before) / instances);
 }
 
 // A bundle of ~1 MB: what the compile cache saves shows on it.
@@ -188,7 +176,7 @@ fs::path guard_folder(const fs::path& built, const std::string& name) {
 void wasm_guard(int iterations, int starts) {
   const std::string id = "dev.example.guard";
   const json::value d = decide_params();
-  std::vector<double> proc_decide, wasm_decide, proc_ms, wasm_ms, compile_ms;
+  std::vector<double> proc_decide, wasm_decide, proc_ms, wasm_ms;
   {
     Rig rig;
     const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD, "guard-process");
@@ -205,24 +193,12 @@ void wasm_guard(int iterations, int starts) {
     // memory.
     wasm_ms = cold_starts(rig, id, folder, starts, nullptr, "permissions/decide", d);
   }
-  for (int i = 0; i < starts; ++i) {
-    // Loading it in a new host compiles plugin.wasm on a thread of its own: timed until the
-    // factory holds it.
-    Rig rig;
-    const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD_WASM, "guard-wasm");
-    const auto a = Clock::now();
-    (void)rig.host->load(folder);
-    while (rig.sandboxed.compiled_wasm().compiled == 0)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    compile_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
-  }
   print_pair("wasm_decide", proc_decide, wasm_decide);
   std::printf(
       "{\"bench\":\"sandbox_wasm_cold_start\",\"starts\":%d,\"process_p50_ms\":%.2f,"
       "\"process_p99_ms\":%.2f,\"wasm_p50_ms\":%.2f,\"wasm_p99_ms\":%.2f,"
-      "\"compile_at_load_p50_ms\":%.2f,\"wasm_kb\":%.0f}\n",
+      "\"wasm_kb\":%.0f}\n",
       starts, pct(proc_ms, 0.5), pct(proc_ms, 0.99), pct(wasm_ms, 0.5), pct(wasm_ms, 0.99),
-      pct(compile_ms, 0.5),
       static_cast<double>(fs::file_size(fs::path(ESCOUADE_BENCH_GUARD_WASM) / "plugin.wasm")) /
           1024.0);
 }
@@ -267,38 +243,6 @@ void bench_sandbox(int iterations) {
   idle_memory(20);
   large_bundle(20);
   wasm_guard(iterations, 20);
-}
-
-void bench_malloc_account(int pairs) {
-  auto timed = [&](auto alloc, auto release) {
-    std::vector<void*> blocks(64);
-    const auto a = Clock::now();
-    for (int i = 0; i < pairs; i += 64) {
-      for (auto& b : blocks)
-        b = alloc(64);
-      for (auto* b : blocks)
-        release(b);
-    }
-    return std::chrono::duration<double, std::nano>(Clock::now() - a).count() / pairs;
-  };
-  auto glibc = [&] { return timed(__libc_malloc, __libc_free); };
-  auto replaced = [&] { return timed(malloc, free); };
-  double floor_ns = 0, unaccounted_ns = 0, accounted_ns = 0;
-  std::thread([&] {
-    floor_ns = glibc();
-    unaccounted_ns = replaced();
-    const auto account = sandbox::memory::open(64ull * 1024 * 1024);
-    accounted_ns = replaced();
-    sandbox::memory::close(account);
-    // Again, in the other order, and the best of each kept: the machine's noise, not the code.
-    floor_ns = std::min(floor_ns, glibc());
-    unaccounted_ns = std::min(unaccounted_ns, replaced());
-  }).join();
-  std::printf(
-      "{\"bench\":\"malloc_account\",\"pairs\":%d,\"accounted\":%s,\"glibc_ns\":%.1f,"
-      "\"replaced_no_account_ns\":%.1f,\"replaced_charged_ns\":%.1f}\n",
-      pairs, sandbox::memory::accounting() ? "true" : "false", floor_ns, unaccounted_ns,
-      accounted_ns);
 }
 
 }  // namespace host_bench

@@ -84,7 +84,7 @@ jobs=(
   "$bin/bench_floors spawn $plugin"
   "$bin/bench_host cold"
   "$bin/bench_host sandbox"
-  "$bin/bench_host malloc"
+  "$bin/bench_malloc"
 )
 
 if ((retable)); then

@@ -11,8 +11,9 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev
   libvalijson-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libsecret-1-dev
-  # the engine of the sandbox (run.js, run.wasm): SpiderMonkey ESR 102
-  libmozjs-102-dev
+  # the engine of the sandbox (run.js, run.wasm): SpiderMonkey ESR 102, run in helper processes
+  # locked down with a seccomp-bpf filter
+  libmozjs-102-dev libseccomp-dev
   # run.wasm modules (the tests' fixtures, C++ plugins): clang-14 --target=wasm32-wasi, wat2wasm
   wasi-libc libclang-rt-14-dev-wasm32 lld-14 libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 wabt
   # the keychain the tests use: a real Secret Service in a private D-Bus session

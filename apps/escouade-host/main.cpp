@@ -104,11 +104,12 @@ int main(int argc, char** argv) {
   runtime::TreeEnder ender(loop.executor());
   context.ender = &ender;
   runtime::ProcessProgramFactory processes(loop.executor(), context);
-  // run.js and run.wasm plugins run in the sandbox; destroyed after the host, it gives the
-  // instances still ending a bounded time to finish. Compiled bundles are kept under the data
-  // folder, for the next run of the host.
-  sandbox::SandboxProgramFactory sandboxed(loop.executor(),
-                                           std::filesystem::path(data_dir) / "sandbox-cache");
+  // run.js and run.wasm plugins run in the sandbox: each in a helper process of its own
+  // (escouade-sandbox, beside this program when installed). Compiled bundles are kept under the
+  // data folder, for the next run of the host.
+  sandbox::SandboxProgramFactory sandboxed(
+      loop.executor(), context,
+      sandbox::SandboxOptions::installed(std::filesystem::path(data_dir) / "sandbox-cache"));
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &processes);
   programs.route(runtime::RunKind::js, &sandboxed);

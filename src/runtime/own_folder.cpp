@@ -72,6 +72,17 @@ std::vector<std::string> OwnFolder::root_names(std::size_t limit) const {
 
 Result<std::string> OwnFolder::read(std::string_view path, std::size_t max_bytes,
                                     platform::BeneathResolver resolver) const {
+  auto bytes = read_bytes(path, max_bytes, resolver);
+  if (!bytes) return bytes;
+  if (!is_valid_utf8(*bytes)) return Error{ErrorCode::failed, "is not UTF-8 text"};
+  if (std::string_view(*bytes).substr(0, kByteOrderMark.size()) == kByteOrderMark) {
+    bytes->erase(0, kByteOrderMark.size());
+  }
+  return bytes;
+}
+
+Result<std::string> OwnFolder::read_bytes(std::string_view path, std::size_t max_bytes,
+                                          platform::BeneathResolver resolver) const {
   const auto say = [](ErrorCode code, std::string_view reason) {
     return Error{code, std::string(reason)};
   };
@@ -107,13 +118,11 @@ Result<std::string> OwnFolder::read(std::string_view path, std::size_t max_bytes
   auto bytes = file->read_up_to(max_bytes + 1);
   if (!bytes) return say(ErrorCode::failed, bytes.error().reason);
   if (bytes->size() > max_bytes) {
-    return say(ErrorCode::failed, max_bytes % 1024 == 0
+    return say(ErrorCode::failed, max_bytes % (1024 * 1024) == 0
+                                      ? "is over " + std::to_string(max_bytes >> 20) + " MiB"
+                                  : max_bytes % 1024 == 0
                                       ? "is over " + std::to_string(max_bytes / 1024) + " KiB"
                                       : "is over " + std::to_string(max_bytes) + " bytes");
-  }
-  if (!is_valid_utf8(*bytes)) return say(ErrorCode::failed, "is not UTF-8 text");
-  if (std::string_view(*bytes).substr(0, kByteOrderMark.size()) == kByteOrderMark) {
-    bytes->erase(0, kByteOrderMark.size());
   }
   return *std::move(bytes);
 }

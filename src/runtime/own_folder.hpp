@@ -52,6 +52,10 @@ class OwnFolder {
   Result<std::string> read(
       std::string_view path, std::size_t max_bytes = kMaxOwnFileBytes,
       platform::BeneathResolver resolver = platform::BeneathResolver::automatic) const;
+  // The same for bytes that need not be text (a plugin.wasm): no UTF-8 check, nothing taken off.
+  Result<std::string> read_bytes(
+      std::string_view path, std::size_t max_bytes,
+      platform::BeneathResolver resolver = platform::BeneathResolver::automatic) const;
 
  private:
   std::optional<platform::BeneathFolder> root_;

@@ -25,15 +25,14 @@ namespace escouade::runtime {
 struct ProcessContext {
   platform::Reaper* reaper = nullptr;  // may be null: no watchdog
   std::set<int> known_children;
-  // The longest line read from a plugin's stdout. The largest message a plugin sends is an
-  // fs/write of 4 MiB in base64 (limits.fileBytes at most): about 5.6 MiB with its envelope.
+  // The longest line read from a plugin's stdout (runtime::kMaxPluginLineBytes).
   std::size_t max_line_bytes = kMaxPluginLineBytes;
   // Ends trees off the host's thread (tree_ender.hpp); null: on it, as tests of one program may.
   TreeEnder* ender = nullptr;
   // After its exit, how long its pipes may stay open (held by something out of its tree) before
   // what they hold is read without waiting and its end delivered anyway.
   std::chrono::milliseconds linger{2000};
-  static constexpr std::size_t kMaxPluginLineBytes = 8u * 1024u * 1024u;
+  static constexpr std::size_t kMaxPluginLineBytes = runtime::kMaxPluginLineBytes;
 };
 
 class ProcessProgram final : public Program {
@@ -43,6 +42,10 @@ class ProcessProgram final : public Program {
   ~ProcessProgram() override;
 
   Result<void> start(ProgramEvents events) override;
+  // Bytes its input gets before any line, not counted against its input's bound (what the host
+  // holds for it): the sandbox's start record, which holds the plugin's module and may be larger
+  // than the bound. Before any write_line.
+  void write_first(std::string bytes);
   void write_line(std::string line) override;
   void write_droppable(std::string line) override;
   // Bytes written to it and not yet taken by its input (for tests and benchmarks).

@@ -69,6 +69,11 @@ struct ProgramEvents {
   std::function<void(std::size_t dropped)> input_drained;
 };
 
+// The longest line read from a plugin's stdout, whatever runs it. The largest message a plugin
+// sends is an fs/write of 4 MiB in base64 (limits.fileBytes at most): about 5.6 MiB with its
+// envelope.
+inline constexpr std::size_t kMaxPluginLineBytes = 8u * 1024u * 1024u;
+
 // What the manifest's run asks for.
 enum class RunKind : std::uint8_t { command, js, wasm };
 std::string_view to_string(RunKind k) noexcept;
@@ -92,6 +97,9 @@ struct ProgramSpec {
   std::filesystem::path module;  // js or wasm: the module, beneath `folder`
   std::filesystem::path folder;  // the plugin's folder: where it runs
   std::vector<std::string> env;  // a process: "K=V", its whole environment
+  // A process: descriptors of the caller's it gets as 3, 4, ... (platform::SpawnRequest); the
+  // caller keeps its own. The sandbox gives its helper a control pipe and a status page so.
+  std::vector<int> descriptors;
   ProgramLimits limits;
 };
 

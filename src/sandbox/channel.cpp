@@ -1,9 +1,10 @@
 #include "sandbox/channel.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
+#include <cerrno>
 
 #include "sandbox/watchdog.hpp"
 
@@ -15,163 +16,132 @@ long long elapsed_ms(const timespec& from, const timespec& to) {
   return (to.tv_sec - from.tv_sec) * 1000LL + (to.tv_nsec - from.tv_nsec) / 1000000LL;
 }
 
+// Writes all of `bytes`, waiting while the pipe is full. A host that is gone makes the write fail
+// (or SIGPIPE end the helper): nothing more can be said to it then.
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
 }  // namespace
 
-Channel::Channel(boost::asio::any_io_executor executor, runtime::ProgramEvents events,
-                 Lifeline::Token owner, runtime::ProgramLimits limits,
+Channel::Channel(HelperFds fds, StatusPage* status, runtime::ProgramLimits limits,
                  std::shared_ptr<Watchdog> watchdog)
-    : executor_(std::move(executor)),
-      events_(std::move(events)),
-      owner_(std::move(owner)),
-      limits_(limits),
-      watchdog_(std::move(watchdog)) {}
+    : fds_(fds), status_(status), limits_(limits), watchdog_(std::move(watchdog)) {}
 
-template <class F>
-void Channel::post(F f, std::size_t bytes) {
-  if (bytes) {
-    std::lock_guard lock(mutex_);
-    posted_bytes_ += bytes;
-  }
-  // Each event holds the channel: the program may be gone, the channel is not, and the owner's
-  // token is checked on the host's thread, where the owner is destroyed.
-  boost::asio::post(executor_, [self = shared_from_this(), f = std::move(f), bytes]() mutable {
-    if (self->owner_) f(self->events_);
-    if (!bytes) return;
-    {
-      std::lock_guard lock(self->mutex_);
-      self->posted_bytes_ -= bytes;
+// --- its input
+
+bool Channel::read_more() {
+  if (input_ended_) return false;
+  char buf[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fds_.in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      input_ended_ = true;
+      return false;
     }
-    self->output_room_.notify_all();
-  });
+    const bool ok = records_.feed(std::string_view(buf, static_cast<std::size_t>(n)),
+                                  [&](char kind, std::string_view bytes) {
+                                    switch (static_cast<wire::ToHelper>(kind)) {
+                                      case wire::ToHelper::start:
+                                        if (!start_) start_ = wire::decode_start(bytes);
+                                        break;
+                                      case wire::ToHelper::line:
+                                        queue(std::string(bytes), false);
+                                        break;
+                                      case wire::ToHelper::droppable:
+                                        queue(std::string(bytes), true);
+                                        break;
+                                      case wire::ToHelper::decisions:
+                                        decisions_.store(wire::count_of(bytes).value_or(0));
+                                        break;
+                                    }
+                                  });
+    if (!ok) {
+      input_ended_ = true;  // not the host's writing: nothing more is believed
+      return false;
+    }
+    return true;
+  }
 }
 
-void Channel::wait_for_room() {
-  // The host holds a bounded amount of what one instance wrote (as a pipe does for a process):
-  // past it, the instance waits, which costs its turn no CPU time; a stop ends the wait.
-  std::unique_lock lock(mutex_);
-  output_room_.wait(
-      lock, [&] { return posted_bytes_ <= kOutputBacklog || cause_.load() != StopCause::none; });
+std::optional<wire::Start> Channel::read_start() {
+  while (!start_ && input_.empty()) {
+    if (!read_more()) break;
+  }
+  if (!start_) return std::nullopt;
+  auto start = std::move(start_);
+  start_.reset();
+  return start;
 }
 
-void Channel::push(std::string line, bool droppable) {
-  std::size_t full_at = 0;
-  {
-    std::lock_guard lock(mutex_);
-    if (input_closed_ || cause_.load() != StopCause::none) return;
-    if (droppable && input_bytes_ + line.size() > kInputBacklog) {
-      for (auto it = input_.begin();
-           it != input_.end() && input_bytes_ + line.size() > kInputBacklog;) {
-        if (!it->droppable) {
-          ++it;
-          continue;
-        }
-        input_bytes_ -= it->line.size();
-        it = input_.erase(it);
-        ++dropped_;
+void Channel::queue(std::string line, bool droppable) {
+  if (droppable && input_bytes_ + line.size() > kInputBacklog) {
+    for (auto it = input_.begin();
+         it != input_.end() && input_bytes_ + line.size() > kInputBacklog;) {
+      if (!it->droppable) {
+        ++it;
+        continue;
       }
-      if (input_bytes_ + line.size() > kInputBacklog) {
-        ++dropped_;  // the newest is the one that cannot fit
-        line.clear();
-      }
+      input_bytes_ -= it->line.size();
+      it = input_.erase(it);
+      ++dropped_;
     }
-    if (!line.empty()) {
-      input_bytes_ += line.size();
-      input_.push_back({std::move(line), droppable, ++pushed_});
-    }
-    // Full once a notification had to go, or once answers alone passed the bound.
-    if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
-      input_full_ = true;
-      full_at = input_bytes_;
+    if (input_bytes_ + line.size() > kInputBacklog) {
+      ++dropped_;  // the newest is the one that cannot fit
+      line.clear();
     }
   }
-  input_ready_.notify_one();
-  if (full_at)
-    post([full_at](runtime::ProgramEvents& e) {
-      if (e.input_full) e.input_full(full_at);
-    });
-}
-
-void Channel::close_input() {
-  {
-    std::lock_guard lock(mutex_);
-    input_closed_ = true;
+  if (!line.empty()) {
+    input_bytes_ += line.size();
+    input_.push_back({std::move(line), droppable});
   }
-  input_ready_.notify_one();
-}
-
-void Channel::stop(StopCause cause) {
-  {
-    std::lock_guard lock(mutex_);
-    StopCause none = StopCause::none;
-    cause_.compare_exchange_strong(none, cause);
-    input_closed_ = true;
-    interrupt_locked();
+  // Full once a notification had to go, or once kept lines alone passed the bound.
+  if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
+    input_full_ = true;
+    send(wire::ToHost::input_full, wire::count(input_bytes_));
   }
-  input_ready_.notify_one();
-  output_room_.notify_all();
 }
 
-void Channel::interrupt_locked() {
-  if (interrupter_) interrupter_();
-}
-
-std::optional<std::size_t> Channel::take_locked(std::size_t at, std::string& line) {
-  line = std::move(input_[at].line);
+std::string Channel::take(std::size_t at) {
+  std::string line = std::move(input_[at].line);
   input_.erase(input_.begin() + static_cast<std::ptrdiff_t>(at));
   input_bytes_ -= line.size();
-  if (!input_full_ || input_bytes_ > kInputBacklog / 2) return std::nullopt;
-  input_full_ = false;
-  return std::exchange(dropped_, 0);
+  if (input_full_ && input_bytes_ <= kInputBacklog / 2) {
+    input_full_ = false;
+    send(wire::ToHost::input_drained, wire::count(std::exchange(dropped_, 0)));
+  }
+  return line;
 }
 
 std::optional<std::string> Channel::next_input() {
-  std::optional<std::size_t> drained;
-  std::string line;
-  {
-    std::unique_lock lock(mutex_);
-    input_ready_.wait(
-        lock, [&] { return !input_.empty() || input_closed_ || cause_.load() != StopCause::none; });
-    if (cause_.load() != StopCause::none || input_.empty()) return std::nullopt;
-    drained = take_locked(0, line);
+  if (cause_.load() != StopCause::none) return std::nullopt;
+  while (input_.empty()) {
+    if (!read_more()) return std::nullopt;
   }
-  if (drained)
-    post([n = *drained](runtime::ProgramEvents& e) {
-      if (e.input_drained) e.input_drained(n);
-    });
-  return line;
+  return take(0);
 }
 
 std::optional<std::string> Channel::next_input_where(
     const std::function<bool(std::string_view)>& wanted) {
-  std::optional<std::size_t> drained;
-  std::string line;
-  {
-    std::unique_lock lock(mutex_);
-    std::uint64_t looked = 0;  // the seq of the last line `wanted` saw
-    std::optional<std::size_t> found;
-    input_ready_.wait(lock, [&] {
-      if (cause_.load() != StopCause::none) return true;
-      // Lines are queued in the order of their seq (dropping some keeps it): the first one not
-      // yet seen is found by bisection, and each line is looked at once.
-      auto it = std::partition_point(input_.begin(), input_.end(),
-                                     [&](const Queued& q) { return q.seq <= looked; });
-      for (; it != input_.end(); ++it) {
-        looked = it->seq;
-        if (wanted(it->line)) {
-          found = static_cast<std::size_t>(it - input_.begin());
-          return true;
-        }
-      }
-      return input_closed_;
-    });
-    if (cause_.load() != StopCause::none || !found) return std::nullopt;
-    drained = take_locked(*found, line);
+  std::size_t looked = 0;  // the lines before this one were looked at (dropping keeps order)
+  for (;;) {
+    if (cause_.load() != StopCause::none) return std::nullopt;
+    for (std::size_t i = looked; i < input_.size(); ++i) {
+      if (wanted(input_[i].line)) return take(i);
+    }
+    looked = input_.size();
+    const std::size_t before = input_.size();
+    if (!read_more()) return std::nullopt;
+    // Dropping notifications may have taken some of those looked at: look again from where the
+    // queue now holds as many as before, never past its end.
+    if (input_.size() < before) looked = std::min(looked, input_.size());
   }
-  if (drained)
-    post([n = *drained](runtime::ProgramEvents& e) {
-      if (e.input_drained) e.input_drained(n);
-    });
-  return line;
 }
 
 bool Channel::sleep_for(std::chrono::nanoseconds duration) {
@@ -179,65 +149,41 @@ bool Channel::sleep_for(std::chrono::nanoseconds duration) {
   const auto bounded = std::min<std::chrono::nanoseconds>(duration, std::chrono::hours(24 * 365));
   const auto deadline = std::chrono::steady_clock::now() + bounded;
   std::unique_lock lock(mutex_);
-  // Only the instance's thread waits on input_ready_, and a stop notifies it.
-  return !input_ready_.wait_until(lock, deadline, [&] { return cause_.load() != StopCause::none; });
+  return !stopped_.wait_until(lock, deadline, [&] { return cause_.load() != StopCause::none; });
 }
+
+// --- its output
 
 void Channel::write_out(std::string_view bytes) {
-  out_lines_.feed(
-      bytes,
-      [&](std::string_view line) {
-        post(
-            [l = std::string(line)](runtime::ProgramEvents& e) {
-              if (e.output_line) e.output_line(l);
-            },
-            line.size() + 1);
-        wait_for_room();
-      },
-      [&](std::size_t limit) {
-        post([limit](runtime::ProgramEvents& e) {
-          if (e.output_too_long) e.output_too_long(limit);
-        });
-      });
+  write_all(fds_.out, bytes);
 }
 
-void Channel::write_err(std::string_view bytes, bool at_end) {
-  err_lines_.feed(
-      bytes, at_end,
-      [&](std::string_view line) {
-        post(
-            [l = std::string(line)](runtime::ProgramEvents& e) {
-              if (e.error_line) e.error_line(l);
-            },
-            line.size() + 1);
-        wait_for_room();
-      },
-      [&](std::string_view piece) {
-        post(
-            [p = std::string(piece)](runtime::ProgramEvents& e) {
-              if (e.error_piece)
-                e.error_piece(p);
-              else if (e.error_line)
-                e.error_line(p);
-            },
-            piece.size());
-        wait_for_room();
-      });
+void Channel::write_err(std::string_view bytes, bool) {
+  write_all(fds_.err, bytes);
 }
 
-void Channel::flush() {
-  if (std::string rest = out_lines_.finish(); !rest.empty()) {
-    const std::size_t size = rest.size() + 1;
-    post(
-        [l = std::move(rest)](runtime::ProgramEvents& e) {
-          if (e.output_line) e.output_line(l);
-        },
-        size);
+void Channel::send(wire::ToHost kind, std::string_view bytes) {
+  const std::string record = wire::record(kind, bytes);
+  std::lock_guard lock(control_mutex_);
+  write_all(fds_.control, record);
+}
+
+void Channel::ready() {
+  send(wire::ToHost::ready, {});
+}
+
+void Channel::ended(const runtime::ProgramEnd& end) {
+  {
+    std::lock_guard lock(mutex_);
+    in_turn_ = false;
   }
-  write_err({}, true);
+  send(wire::ToHost::ended,
+       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason}));
 }
 
-void Channel::turn_begins() {
+// --- its turns and limits
+
+void Channel::turn_begins(bool compile) {
   {
     std::lock_guard lock(mutex_);
     if (!has_clock_) {
@@ -245,6 +191,10 @@ void Channel::turn_begins() {
       if (!has_clock_) clock_ = CLOCK_THREAD_CPUTIME_ID;
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &turn_start_);
+    compiling_ = compile;
+    budget_ms_ = compile                 ? kCompileBudget.count()
+                 : decisions_.load() > 0 ? limits_.turn_deciding.count()
+                                         : limits_.turn.count();
     in_turn_ = true;
   }
   watchdog_->turn_began();
@@ -255,13 +205,27 @@ void Channel::turn_ends() {
   in_turn_ = false;
 }
 
-void Channel::gc_bytes(std::uint64_t bytes) noexcept {
-  gc_bytes_.store(bytes);
-  memory::engine_heap(account_.load(), bytes);
+void Channel::stop(StopCause cause) {
+  {
+    std::lock_guard lock(mutex_);
+    StopCause none = StopCause::none;
+    if (cause_.compare_exchange_strong(none, cause)) stop_at_ = std::chrono::steady_clock::now();
+    if (cause == StopCause::out_of_memory && status_) status_->over_memory.store(1);
+    interrupt_locked();
+  }
+  stopped_.notify_all();
+  watchdog_->turn_began();  // it watches the stop's grace
 }
 
-std::uint64_t Channel::memory_bytes() const noexcept {
-  return gc_bytes_.load() + wasm_bytes_.load() + memory::bytes(account_.load());
+void Channel::interrupt_locked() {
+  if (interrupter_) interrupter_();
+}
+
+void Channel::set_interrupter(std::function<void()> interrupter) {
+  std::lock_guard lock(mutex_);
+  interrupter_ = std::move(interrupter);
+  // A stop asked before the context existed reaches it now.
+  if (interrupter_ && cause_.load() != StopCause::none) interrupt_locked();
 }
 
 std::optional<std::string> Channel::stop_reason() const {
@@ -272,12 +236,28 @@ std::optional<std::string> Channel::stop_reason() const {
     case StopCause::out_of_memory:
       return "its instance ran past " + std::to_string(limits_.memory_bytes / (1024 * 1024)) +
              " MB of memory: Escouade stopped it";
-    case StopCause::stopped:
-      return "stopped by Escouade";
+    case StopCause::compile_too_long:
+      return "its module took more than " + std::to_string(kCompileBudget.count() / 1000) +
+             " s of CPU to compile: Escouade stopped it";
     case StopCause::none:
       break;
   }
   return std::nullopt;
+}
+
+void Channel::gc_bytes(std::uint64_t bytes) noexcept {
+  gc_bytes_.store(bytes);
+  memory::engine_heap(account_.load(), bytes);
+  if (status_) status_->gc_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+void Channel::wasm_memory_bytes(std::uint64_t bytes) noexcept {
+  wasm_bytes_.store(bytes);
+  if (status_) status_->wasm_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+std::uint64_t Channel::memory_bytes() const noexcept {
+  return gc_bytes_.load() + wasm_bytes_.load() + memory::bytes(account_.load());
 }
 
 bool Channel::check_memory() {
@@ -294,44 +274,44 @@ bool Channel::check_memory() {
 }
 
 bool Channel::check_turn() {
+  if (cause_.load() != StopCause::none) {
+    std::chrono::steady_clock::time_point since;
+    {
+      std::lock_guard lock(mutex_);
+      since = stop_at_;
+      interrupt_locked();  // again: the engine may have been where it does not look
+    }
+    if (std::chrono::steady_clock::now() - since > kStopGrace) end_helper();
+    return true;
+  }
   {
     std::lock_guard lock(mutex_);
     if (!in_turn_) return false;
   }
   if (check_memory()) return true;
   std::lock_guard lock(mutex_);
-  // Under the lock: the instance's thread leaves its turn (and then exits) only through it, so
-  // its clock is read while the thread exists.
   if (!in_turn_ || !has_clock_) return false;
   timespec now{};
   if (clock_gettime(clock_, &now) != 0) return false;
-  const long long budget = (decisions_.load() > 0 ? limits_.turn_deciding : limits_.turn).count();
-  if (elapsed_ms(turn_start_, now) <= budget) return true;
+  if (elapsed_ms(turn_start_, now) <= budget_ms_) return true;
   StopCause none = StopCause::none;
-  if (cause_.compare_exchange_strong(none, StopCause::turn_too_long)) {
-    over_budget_ms_.store(budget);
-    input_closed_ = true;
+  const StopCause cause = compiling_ ? StopCause::compile_too_long : StopCause::turn_too_long;
+  if (cause_.compare_exchange_strong(none, cause)) {
+    over_budget_ms_.store(budget_ms_);
+    stop_at_ = std::chrono::steady_clock::now();
   }
   interrupt_locked();
   return true;
 }
 
-void Channel::set_interrupter(std::function<void()> interrupter) {
-  std::lock_guard lock(mutex_);
-  interrupter_ = std::move(interrupter);
-  // A stop asked before the context existed reaches it now.
-  if (interrupter_ && cause_.load() != StopCause::none) interrupt_locked();
-}
-
-void Channel::ended(runtime::ProgramEnd end) {
-  {
-    std::lock_guard lock(mutex_);
-    in_turn_ = false;
-  }
-  flush();
-  post([end = std::move(end)](runtime::ProgramEvents& e) {
-    if (e.exited) e.exited(end);
-  });
+void Channel::end_helper() {
+  const runtime::ProgramEnd end{
+      stop_is_refusal() ? runtime::ProgramEnd::Kind::refusal : runtime::ProgramEnd::Kind::crash,
+      stop_reason().value_or("its instance did not end when it was stopped"),
+      {}};
+  send(wire::ToHost::ended,
+       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason}));
+  ::_exit(0);
 }
 
 }  // namespace escouade::sandbox

@@ -1,6 +1,9 @@
-// The compile cache (spidermonkey/engine.hpp, CompileCache): a bundle is compiled once, kept for
-// the factory's life and on disk for the next host, and a file is decoded only when it is that
-// bundle's, for this build, whole.
+// The compile cache (compile_cache.hpp): its entries on their own (CompileCache), then through the
+// helpers: a bundle is compiled by a compile helper when it is loaded, kept for the factory's life
+// and on disk for the next host, given to an instance only when its digest holds, and a stencil
+// that does not decode costs a compile, never the host.
+#include "sandbox/compile_cache.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -11,126 +14,9 @@
 
 #include "base/temp_dir.hpp"
 #include "sandbox/sandbox_test_fixture.hpp"
-#include "sandbox/spidermonkey/engine.hpp"
 
 namespace escouade::sandbox {
 namespace {
-
-class CompileCacheTest : public Sandbox {
- protected:
-  void use_folder(const fs::path& folder) {
-    factory_ = std::make_unique<SandboxProgramFactory>(io_.get_executor(), folder);
-  }
-  spidermonkey::CompileCache::Counts counts() const { return factory_->compile_cache().counts(); }
-  // The echo fixture answers its handshake and a call, then is stopped.
-  void run_echo_once() {
-    start("echo", "plugin.mjs");
-    call(1, "initialize");
-    ASSERT_TRUE(answer(1));
-    call(2, "test/echo", json::object{{"n", 7}});
-    auto echo = answer(2);
-    ASSERT_TRUE(echo);
-    EXPECT_EQ(echo->at("result").at("echo"), (json::object{{"n", 7}}));
-    program_->stop();
-    EXPECT_EQ(ended().reason, "stopped by Escouade");
-  }
-  static std::vector<fs::path> files_in(const fs::path& folder) {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(folder))
-      out.push_back(e.path());
-    return out;
-  }
-  static std::string read(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return std::move(s).str();
-  }
-};
-
-TEST_F(CompileCacheTest, ARestartReusesTheCompiledBundle) {
-  run_echo_once();
-  run_echo_once();
-  EXPECT_EQ(counts().compiled, 1u);
-  EXPECT_EQ(counts().from_memory, 1u);
-  EXPECT_EQ(counts().written, 0u);  // no folder: in memory only
-}
-
-TEST_F(CompileCacheTest, TheNextHostDecodesWhatTheFirstWrote) {
-  TempDir dir("escouade-cache");
-  const fs::path folder = dir.path() / "sandbox-cache";
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().compiled, 1u);
-  EXPECT_EQ(counts().written, 1u);
-  ASSERT_EQ(files_in(folder).size(), 1u);
-  struct stat st {};
-  ASSERT_EQ(::stat(folder.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
-  ASSERT_EQ(::stat(files_in(folder).front().c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(read(files_in(folder).front()).rfind("escouade-stencil 1\n", 0), 0u);
-
-  use_folder(folder);  // another host, the same data folder
-  run_echo_once();
-  EXPECT_EQ(counts().compiled, 0u);
-  EXPECT_EQ(counts().from_disk, 1u);
-}
-
-TEST_F(CompileCacheTest, ADamagedFileIsNeverDecodedAndTheBundleIsCompiledAgain) {
-  TempDir dir("escouade-cache");
-  const fs::path folder = dir.path() / "c";
-  use_folder(folder);
-  run_echo_once();
-  ASSERT_EQ(files_in(folder).size(), 1u);
-  const fs::path file = files_in(folder).front();
-  const std::string whole = read(file);
-
-  std::string flipped = whole;
-  flipped.back() = static_cast<char>(flipped.back() ^ 0x5a);  // a byte of the stencil
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << flipped;
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().from_disk, 0u);
-  EXPECT_EQ(counts().compiled, 1u);  // and written again, whole
-
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() / 2);
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().from_disk, 0u);
-  EXPECT_EQ(counts().compiled, 1u);
-
-  // Another build's file under this one's name: its build line differs.
-  std::string other = whole;
-  const auto at = other.find("escouade-host ");
-  ASSERT_NE(at, std::string::npos);
-  other[at] = 'E';
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << other;
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().from_disk, 0u);
-  EXPECT_EQ(counts().compiled, 1u);
-}
-
-TEST_F(CompileCacheTest, LoadingCompilesTheBundleBeforeItsFirstInstance) {
-  factory_->prepare(spec_of("echo", "plugin.mjs"));
-  ASSERT_TRUE(run_until([&] { return counts().compiled == 1; }));
-  run_echo_once();
-  EXPECT_EQ(counts().compiled, 1u);
-  EXPECT_EQ(counts().from_memory, 1u);
-}
-
-// The name of the one file `folder` holds, up to the bundle's hash: this build's prefix.
-std::string build_prefix_in(const fs::path& folder) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(folder))
-    files.push_back(e.path());
-  EXPECT_EQ(files.size(), 1u);
-  const std::string name = files.empty() ? "" : files.front().filename().string();
-  const auto dash = name.find('-');
-  EXPECT_NE(dash, std::string::npos) << name;
-  return dash == std::string::npos ? "" : name.substr(0, dash + 1);
-}
 
 std::set<std::string> names_in(const fs::path& folder) {
   std::set<std::string> names;
@@ -139,58 +25,236 @@ std::set<std::string> names_in(const fs::path& folder) {
   return names;
 }
 
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return std::move(s).str();
+}
+
+void write(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+}
+
 void touch(const fs::path& file, std::chrono::minutes ago) {
   std::ofstream(file) << "x";
   fs::last_write_time(file, fs::file_time_type::clock::now() - ago);
 }
 
+const CompileCache::Key kKey = CompileCache::key_of("dev.test", "dist/plugin.mjs", "let a = 1;");
+
+TEST(CompileCache, AKeyIsEverythingAStencilDependsOn) {
+  const auto same = CompileCache::key_of("dev.test", "dist/plugin.mjs", "let a = 1;");
+  EXPECT_EQ(same.digest, kKey.digest);
+  EXPECT_NE(CompileCache::key_of("dev.test", "dist/plugin.mjs", "let a = 2;").digest, kKey.digest);
+  EXPECT_NE(CompileCache::key_of("dev.other", "dist/plugin.mjs", "let a = 1;").digest, kKey.digest);
+  EXPECT_NE(CompileCache::key_of("dev.test", "plugin.mjs", "let a = 1;").digest, kKey.digest);
+  // The parts are told apart by their lengths: moving a byte from one to the next changes it.
+  EXPECT_NE(CompileCache::key_of("dev.tes", "tdist/plugin.mjs", "let a = 1;").digest, kKey.digest);
+  const std::string build = CompileCache::build();
+  EXPECT_EQ(build.rfind("escouade ", 0), 0u) << build;
+  EXPECT_NE(build.find("mozjs 1"), std::string::npos) << build;
+}
+
+TEST(CompileCache, KeptInMemoryAndOnDiskForTheNextHost) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "sandbox-cache";
+  {
+    CompileCache cache(folder);
+    EXPECT_FALSE(cache.find(kKey));
+    cache.keep(kKey, "stencil bytes");
+    EXPECT_EQ(cache.find(kKey), "stencil bytes");
+    EXPECT_EQ(cache.counts().kept, 1u);
+    EXPECT_EQ(cache.counts().from_memory, 1u);
+    EXPECT_EQ(cache.counts().written, 1u);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(names_in(folder).size(), 1u);
+  const fs::path file = folder / *names_in(folder).begin();
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read(file).rfind("escouade-stencil 2\n", 0), 0u);
+
+  CompileCache next(folder);  // another host, the same data folder
+  EXPECT_EQ(next.find(kKey), "stencil bytes");
+  EXPECT_EQ(next.counts().from_disk, 1u);
+  EXPECT_EQ(next.find(kKey), "stencil bytes");
+  EXPECT_EQ(next.counts().from_memory, 1u);
+}
+
+// A file is handed on only whole and its own: its digest checked, its key its own.
+TEST(CompileCache, ADamagedFileIsNeverHandedOnAndIsRemoved) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "c";
+  CompileCache(folder).keep(kKey, std::string(1000, 's'));
+  const fs::path file = folder / *names_in(folder).begin();
+  const std::string whole = read(file);
+
+  std::string flipped = whole;
+  flipped.back() = static_cast<char>(flipped.back() ^ 0x5a);  // a byte of the stencil
+  write(file, flipped);
+  CompileCache a(folder);
+  EXPECT_FALSE(a.find(kKey));
+  EXPECT_EQ(a.counts().dropped, 1u);
+  EXPECT_FALSE(fs::exists(file)) << "removed: the next compile writes it whole";
+
+  write(file, whole.substr(0, whole.size() / 2));  // cut short
+  EXPECT_FALSE(CompileCache(folder).find(kKey));
+  write(file, whole + "more");  // longer than it says
+  EXPECT_FALSE(CompileCache(folder).find(kKey));
+  write(file, "escouade-stencil 1\n" + whole.substr(19));  // an older format
+  EXPECT_FALSE(CompileCache(folder).find(kKey));
+
+  // Another key's file under this key's name.
+  const auto other = CompileCache::key_of("dev.test", "dist/plugin.mjs", "let a = 3;");
+  CompileCache(folder).keep(other, std::string(1000, 'o'));
+  const fs::path other_file = folder / *names_in(folder).begin();
+  fs::rename(other_file, file);
+  EXPECT_FALSE(CompileCache(folder).find(kKey));
+
+  // A link in place of the file is not followed.
+  fs::remove(file);
+  fs::create_symlink("/etc/passwd", file);
+  EXPECT_FALSE(CompileCache(folder).find(kKey));
+}
+
+// Keeping a new key of a plugin's module removes its older one; dropping forgets an entry.
+TEST(CompileCache, AnOlderKeyOfTheSameModuleGoesAndADroppedEntryIsForgotten) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "c";
+  CompileCache cache(folder);
+  const auto v1 = CompileCache::key_of("dev.a", "p.mjs", "1");
+  const auto v2 = CompileCache::key_of("dev.a", "p.mjs", "2");
+  const auto other = CompileCache::key_of("dev.b", "p.mjs", "1");
+  cache.keep(v1, "one");
+  cache.keep(other, "other");
+  EXPECT_EQ(names_in(folder).size(), 2u);
+  cache.keep(v2, "two");
+  EXPECT_EQ(names_in(folder).size(), 2u) << "v1's file went, dev.b's stayed";
+  EXPECT_FALSE(CompileCache(folder).find(v1));
+  EXPECT_EQ(CompileCache(folder).find(other), "other");
+  cache.drop(v2);
+  EXPECT_FALSE(cache.find(v2));
+  EXPECT_EQ(names_in(folder).size(), 1u);
+}
+
 // After an update of the host (another build), the first write removes what the old build left:
-// its files, those of an older naming, partial files of a host that died; nothing else.
-TEST_F(CompileCacheTest, TheFirstWriteRemovesWhatOtherBuildsLeft) {
+// its files, partial files of a host that died; nothing else.
+TEST(CompileCache, TheFirstWriteRemovesWhatOtherBuildsLeft) {
   TempDir dir("escouade-cache");
   const fs::path folder = dir.path() / "sandbox-cache";
   fs::create_directories(folder);
-  touch(folder / "0123456789abcdef-0123456789abcdef.stencil", std::chrono::minutes(1));
+  touch(folder / "0123456789abcdef-0123456789abcdef-00.stencil", std::chrono::minutes(1));
   touch(folder / "fedcba9876543210.stencil", std::chrono::minutes(1));
   touch(folder / "0123456789abcdef-1.stencil.partial-77", std::chrono::minutes(60));
   touch(folder / "0123456789abcdef-2.stencil.partial-78", std::chrono::minutes(0));
   touch(folder / "notes.txt", std::chrono::minutes(60));
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().written, 1u);
+  CompileCache cache(folder);
+  cache.keep(kKey, "s");
   const std::set<std::string> left = names_in(folder);
   EXPECT_EQ(left.size(), 3u);
   EXPECT_TRUE(left.count("notes.txt")) << "not the cache's: kept";
   EXPECT_TRUE(left.count("0123456789abcdef-2.stencil.partial-78")) << "perhaps being written";
-  EXPECT_FALSE(left.count("fedcba9876543210.stencil"));
 }
 
-// Past 256 files of this build, the least recently used go; one read from disk counts as a use.
-TEST_F(CompileCacheTest, PastTheMostFilesTheLeastRecentlyUsedGo) {
+// Past 256 files of this build, the least recently used go; a read counts as a use.
+TEST(CompileCache, PastTheMostFilesTheLeastRecentlyUsedGo) {
   TempDir dir("escouade-cache");
-  use_folder(dir.path() / "first");
-  run_echo_once();
-  const std::string prefix = build_prefix_in(dir.path() / "first");
-  ASSERT_FALSE(prefix.empty());
+  const fs::path first = dir.path() / "first";
+  CompileCache(first).keep(kKey, "s");
+  const std::string name = *names_in(first).begin();
+  const std::string prefix = name.substr(0, name.find('-') + 1);  // this build's
   const fs::path folder = dir.path() / "second";
   fs::create_directories(folder);
   for (int i = 0; i < 300; ++i)  // file i was used i minutes ago
-    touch(folder / (prefix + "bundle" + std::to_string(i) + ".stencil"), std::chrono::minutes(i));
-  use_folder(folder);
-  run_echo_once();
-  EXPECT_EQ(counts().written, 1u);
+    touch(folder / (prefix + "owner" + std::to_string(i) + "-k.stencil"),
+          std::chrono::minutes(i + 1));
+  CompileCache cache(folder);
+  cache.keep(kKey, "s");
   const std::set<std::string> left = names_in(folder);
   EXPECT_EQ(left.size(), 256u);
-  EXPECT_TRUE(left.count(prefix + "bundle0.stencil"));
-  EXPECT_TRUE(left.count(prefix + "bundle254.stencil"));
-  EXPECT_FALSE(left.count(prefix + "bundle255.stencil"));
-  EXPECT_FALSE(left.count(prefix + "bundle299.stencil"));
+  EXPECT_TRUE(left.count(name)) << "the one just written";
+  EXPECT_TRUE(left.count(prefix + "owner0-k.stencil"));
+  EXPECT_TRUE(left.count(prefix + "owner254-k.stencil"));
+  EXPECT_FALSE(left.count(prefix + "owner255-k.stencil"));
+  EXPECT_FALSE(left.count(prefix + "owner299-k.stencil"));
 }
 
-TEST_F(CompileCacheTest, TheBuildNamesTheHostsVersionAndTheEngines) {
-  const std::string build = spidermonkey::engine_build();
-  EXPECT_EQ(build.rfind("escouade-host ", 0), 0u) << build;
-  EXPECT_NE(build.find("JavaScript-C"), std::string::npos) << build;
+// Through the helpers.
+class CompileCacheTest : public Sandbox {
+ protected:
+  void use_folder(const fs::path& folder) { factory_ = make_factory(folder); }
+  CompileCache::Counts counts() const { return factory_->compile_cache().counts(); }
+  // What Host::load does: the bundle compiled by a compile helper, waited for.
+  void load_echo() {
+    factory_->prepare(spec_of("echo", "plugin.mjs"));
+    ASSERT_TRUE(run_until([&] { return factory_->compiling() == 0; }));
+  }
+  // The echo fixture answers its handshake and a call, then is stopped.
+  void run_echo_once() {
+    start("echo", "plugin.mjs");
+    call(1, "initialize");
+    ASSERT_TRUE(answer(1)) << (end_ ? end_->reason : "");
+    call(2, "test/echo", json::object{{"n", 7}});
+    auto echo = answer(2);
+    ASSERT_TRUE(echo);
+    EXPECT_EQ(echo->at("result").at("echo"), (json::object{{"n", 7}}));
+    program_->stop();
+    EXPECT_EQ(ended().reason, "stopped by Escouade");
+  }
+  CompileCache::Key echo_key() const {
+    return CompileCache::key_of("dev.test.sandbox", "plugin.mjs",
+                                read(kFixtures / "echo" / "plugin.mjs"));
+  }
+};
+
+TEST_F(CompileCacheTest, LoadingCompilesTheBundleInAHelperAndTheInstancesDecodeIt) {
+  load_echo();
+  EXPECT_EQ(counts().kept, 1u);
+  run_echo_once();
+  run_echo_once();  // a restart decodes it too
+  EXPECT_EQ(counts().from_memory, 2u);
+  EXPECT_EQ(counts().dropped, 0u);
+  EXPECT_EQ(counts().written, 0u);  // no folder: in memory only
+}
+
+TEST_F(CompileCacheTest, TheNextHostDecodesWhatTheFirstWrote) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "sandbox-cache";
+  use_folder(folder);
+  load_echo();
+  EXPECT_EQ(counts().written, 1u);
+  use_folder(folder);  // another host, the same data folder
+  load_echo();         // kept already: nothing compiled
+  EXPECT_EQ(counts().kept, 0u);
+  run_echo_once();
+  EXPECT_EQ(counts().from_disk, 1u);
+}
+
+// Issue 26: a garbage stencil crashed the host. Now it reaches only a helper, whose engine
+// refuses it (or crashes on it): the entry is dropped, the bundle compiled in the instance, and
+// the plugin answers.
+TEST_F(CompileCacheTest, AStencilThatDoesNotDecodeCostsACompileNeverTheHost) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "c";
+  CompileCache(folder).keep(echo_key(), std::string(4096, '\x5a'));  // its digest holds
+  use_folder(folder);
+  start("echo", "plugin.mjs");
+  call(1, "initialize");
+  if (!answer(1)) {
+    // Its helper died on it before its module was ready: dropped, and the next start compiles.
+    ASSERT_TRUE(end_);
+    EXPECT_EQ(end_->kind, ProgramEnd::Kind::crash);
+    run_echo_once();
+  } else {
+    call(2, "test/echo", 1);
+    EXPECT_TRUE(answer(2));
+  }
+  EXPECT_EQ(counts().from_disk, 1u);
+  ASSERT_TRUE(run_until([&] { return counts().dropped == 1; }));
+  EXPECT_TRUE(names_in(folder).empty()) << "its file removed";
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "sandbox/status_page.hpp"
+
 // AddressSanitizer replaces malloc itself: nothing here may then.
 #if defined(__SANITIZE_ADDRESS__)
 #define ESCOUADE_NO_MALLOC_ACCOUNT 1
@@ -25,7 +27,8 @@ struct Slot {
   std::atomic<std::int64_t> bytes;
   std::atomic<std::uint64_t> engine_heap;
   std::atomic<std::uint64_t> limit;
-  std::atomic<bool> refused;  // an allocation past twice its limit was refused: it is over
+  std::atomic<bool> refused;      // an allocation past twice its limit was refused: it is over
+  std::atomic<StatusPage*> page;  // where its figures are published, if anywhere
 };
 
 constexpr std::uint32_t kSlotBits = 12;
@@ -33,6 +36,20 @@ constexpr std::uint32_t kSlots = 1u << kSlotBits;  // slot 0 is "none"
 constexpr std::uint32_t kSlotMask = kSlots - 1;
 
 constinit Slot g_slots[kSlots] = {};
+
+// The account of every thread that has none of its own (a helper's instance's), or 0.
+constinit std::atomic<Account> g_all_threads{0};
+
+// The figures of an account, published where the host reads them.
+void publish_bytes(Slot* s, std::int64_t now) noexcept {
+  if (StatusPage* page = s->page.load(std::memory_order_relaxed))
+    page->account_bytes.store(static_cast<std::uint64_t>(now > 0 ? now : 0),
+                              std::memory_order_relaxed);
+}
+void publish_over(Slot* s) noexcept {
+  if (StatusPage* page = s->page.load(std::memory_order_relaxed))
+    page->over_memory.store(1, std::memory_order_relaxed);
+}
 
 Slot* slot_of(Account account) noexcept {
   const std::uint32_t index = account & kSlotMask;
@@ -93,7 +110,14 @@ bool charged(void* p) noexcept {
 std::int64_t flush(Slot* s) noexcept {
   const std::int64_t pending = t_pending;
   t_pending = 0;
-  return s->bytes.fetch_add(pending, std::memory_order_relaxed) + pending;
+  const std::int64_t now = s->bytes.fetch_add(pending, std::memory_order_relaxed) + pending;
+  publish_bytes(s, now);
+  return now;
+}
+
+// The account the calling thread's blocks are charged to.
+Account current() noexcept {
+  return t_account ? t_account : g_all_threads.load(std::memory_order_relaxed);
 }
 
 // Charges `n` bytes to the account if it stays within twice its limit; false, and nothing
@@ -111,11 +135,13 @@ bool charge(Account account, std::size_t n) noexcept {
   } else {
     now = s->bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed) +
           static_cast<std::int64_t>(n);
+    publish_bytes(s, now);
   }
   const std::uint64_t limit = s->limit.load(std::memory_order_relaxed);
   const std::uint64_t held = static_cast<std::uint64_t>(now > 0 ? now : 0) +
                              s->engine_heap.load(std::memory_order_relaxed);
   if (held <= limit) return true;
+  publish_over(s);                     // the instance ends for its memory, however it ends
   if (held <= 2 * limit) return true;  // over: read by the watchdog and the turns
   s->bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
   s->refused.store(true, std::memory_order_relaxed);
@@ -130,7 +156,8 @@ void uncharge(Account account, std::size_t n) noexcept {
     if (t_pending <= -kBatch) flush(s);
     return;
   }
-  s->bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+  publish_bytes(s, s->bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed) -
+                       static_cast<std::int64_t>(n));
 }
 
 // A block of `size` bytes aligned to `align` (16 or more, a power of two) charged to `account`.
@@ -177,7 +204,7 @@ bool valid_alignment(std::size_t align) noexcept {
 }
 
 void* aligned(std::size_t align, std::size_t size) noexcept {
-  if (const Account a = t_account) return charged_block(a, size, align, false);
+  if (const Account a = current()) return charged_block(a, size, align, false);
   return __libc_memalign(align, size);
 }
 
@@ -198,6 +225,7 @@ Account open(std::uint64_t limit) noexcept {
     s.engine_heap.store(0, std::memory_order_relaxed);
     s.refused.store(false, std::memory_order_relaxed);
     s.limit.store(limit, std::memory_order_relaxed);
+    s.page.store(nullptr, std::memory_order_relaxed);
     s.generation.store(generation, std::memory_order_release);
     const Account account = (generation << kSlotBits) | i;
     t_account = account;
@@ -208,6 +236,8 @@ Account open(std::uint64_t limit) noexcept {
 }
 
 void close(Account account) noexcept {
+  Account all = account;
+  g_all_threads.compare_exchange_strong(all, 0);
   if (t_account == account) {
     t_account = 0;
     t_pending = 0;
@@ -229,7 +259,7 @@ using escouade::sandbox::memory::release;
 extern "C" {
 
 void* malloc(std::size_t size) noexcept {
-  if (const auto a = t_account) return charged_block(a, size, 16, false);
+  if (const auto a = escouade::sandbox::memory::current()) return charged_block(a, size, 16, false);
   return __libc_malloc(size);
 }
 
@@ -242,7 +272,7 @@ void free(void* p) noexcept {
 }
 
 void* calloc(std::size_t n, std::size_t size) noexcept {
-  if (const auto a = t_account) {
+  if (const auto a = escouade::sandbox::memory::current()) {
     if (size != 0 && n > static_cast<std::size_t>(-1) / size) {
       errno = ENOMEM;
       return nullptr;
@@ -375,6 +405,21 @@ bool over(Account account) noexcept {
 
 void engine_heap(Account account, std::uint64_t heap) noexcept {
   if (Slot* s = slot_of(account)) s->engine_heap.store(heap, std::memory_order_relaxed);
+}
+
+void charge_all_threads(Account account) noexcept {
+  g_all_threads.store(account, std::memory_order_relaxed);
+}
+
+void set_limit(Account account, std::uint64_t limit) noexcept {
+  if (Slot* s = slot_of(account)) s->limit.store(limit, std::memory_order_relaxed);
+}
+
+void publish(Account account, StatusPage* page) noexcept {
+  if (Slot* s = slot_of(account)) {
+    s->page.store(page, std::memory_order_relaxed);
+    publish_bytes(s, static_cast<std::int64_t>(bytes(account)));
+  }
 }
 
 }  // namespace escouade::sandbox::memory

@@ -3,9 +3,11 @@
 // The memory account of each sandboxed instance: what it holds outside its engine's GC heap
 // (the contents of its ArrayBuffers and typed arrays, the elements of its arrays, the characters
 // of its long strings, its engine's own tables) is malloc'd, and the GC heap's cap does not see
-// it (notes/spidermonkey-102.md). So this executable replaces malloc (glibc's documented way:
-// malloc, free, calloc, realloc and the aligned ones defined in the program) and charges every
-// block made on an instance's thread to that instance's account, whichever thread frees it.
+// it (notes/spidermonkey-102.md). So the sandbox's helper (escouade-sandbox) replaces malloc
+// (glibc's documented way: malloc, free, calloc, realloc and the aligned ones defined in the
+// program) and charges every block made on an instance's thread to that instance's account,
+// whichever thread frees it; a helper runs one instance, and charges its other threads (the
+// engine's compilation and sweeping, the watchdog) to it too (charge_all_threads).
 //
 // An account has a limit: past it (its blocks plus the GC heap it was last told of) it is
 // "over", which the watchdog and the instance's turns read to stop the instance; an allocation
@@ -21,6 +23,10 @@
 // in a fixed table that is never freed: reading a closed one is harmless.
 
 #include <cstdint>
+
+namespace escouade::sandbox {
+struct StatusPage;
+}
 
 namespace escouade::sandbox::memory {
 
@@ -46,5 +52,14 @@ bool over(Account account) noexcept;
 // The size of the instance's GC heap (not malloc'd: the engine maps its own chunks), counted
 // with its blocks against its limit.
 void engine_heap(Account account, std::uint64_t bytes) noexcept;
+
+// A helper's whole process is one instance's: every thread without an account of its own charges
+// its blocks to `account` from now on (0: none again). Their charges are not batched.
+void charge_all_threads(Account account) noexcept;
+// Its limit changed (a helper made before it knew its plugin's).
+void set_limit(Account account, std::uint64_t limit) noexcept;
+// Where the account's figures go as they change, for the host to read (status_page.hpp): its
+// bytes at each batch, and that it went over or refused an allocation. nullptr: nowhere.
+void publish(Account account, StatusPage* page) noexcept;
 
 }  // namespace escouade::sandbox::memory

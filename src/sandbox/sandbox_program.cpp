@@ -1,36 +1,48 @@
 #include "sandbox/sandbox_program.hpp"
 
-#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
-#include <chrono>
-#include <cstring>
-#include <fstream>
-#include <memory>
-#include <optional>
-#include <sstream>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <list>
 
+#include "base/workers.hpp"
+#include "manifest/manifest.hpp"
 #include "platform/errors.hpp"
+#include "platform/process_tree.hpp"
+#include "runtime/own_folder.hpp"
 #include "sandbox/bundle.hpp"
-#include "sandbox/channel.hpp"
-#include "sandbox/spidermonkey/engine.hpp"
-#include "sandbox/wasm_module.hpp"
-#include "sandbox/watchdog.hpp"
+#include "sandbox/helper_process.hpp"
+#include "sandbox/lockdown.hpp"
+#include "sandbox/wire.hpp"
 
 namespace escouade::sandbox {
 
-namespace {
-
+namespace asio = boost::asio;
 using runtime::ProgramEnd;
 
-// What the instance's thread owns: it reads the bundle there (no file is read on the host's
-// thread), runs it, and says how it ended.
-struct Start {
-  std::shared_ptr<Channel> channel;
-  std::shared_ptr<InstanceThreads> threads;
-  runtime::ProgramSpec spec;
-  std::shared_ptr<spidermonkey::CompileCache> cache;
-  std::shared_ptr<spidermonkey::CompiledModules> compiled;
-};
+namespace {
+
+// The folder a bundle sees itself in: process.cwd() and the root of its file: URLs. Never the
+// real one, which names the user and the layout of their disk (issue 26).
+constexpr std::string_view kSeenFolder = "/plugin";
+
+// What the host reads of a helper's memory, as a backstop to its own account: past twice its
+// limit in memory no file backs, it is ended (docs/sandbox.md, "The limits").
+constexpr std::uint64_t kBackstopFactor = 2;
+constexpr auto kMemoryPeriod = std::chrono::seconds(1);
+
+// What waits for a helper that has not taken its program yet, at most: twice what its input
+// holds, so that handing it over makes its input full (and says so) as it would have been.
+constexpr std::size_t kWaitingBytes = 8u * 1024u * 1024u;
+
+ProgramEnd crash(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
+}
+ProgramEnd refusal(std::string reason) {
+  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
+}
 
 std::string module_name(const runtime::ProgramSpec& spec) {
   std::error_code ec;
@@ -38,197 +50,250 @@ std::string module_name(const runtime::ProgramSpec& spec) {
   return ec || rel.empty() ? spec.module.filename().string() : rel.generic_string();
 }
 
-std::optional<std::string> read_bundle(const std::filesystem::path& module) {
-  std::ifstream in(module, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::move(text).str();
-}
-
-// plugin.wasm read and checked before anything of it is compiled, its memory's maximum set to
-// what a memory limit of `memory_limit` leaves it; or why it may not run.
-Result<spidermonkey::WasmPlugin> read_wasm(const runtime::ProgramSpec& spec,
-                                           std::uint64_t memory_limit) {
-  spidermonkey::WasmPlugin plugin;
-  plugin.name = module_name(spec);
-  std::ifstream in(spec.module, std::ios::binary);
-  if (!in)
-    return make_error(platform::Errc::os_failure, "its module " + plugin.name + " cannot be read");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  auto prepared = prepare_module(bytes.view(), linear_memory_pages(memory_limit),
-                                 spidermonkey::serves_wasm_import);
-  if (!prepared) return prepared.error();
-  plugin.bytes = std::move(prepared->bytes);
-  return plugin;
-}
-
-ProgramEnd run_wasm_instance(const runtime::ProgramSpec& spec, Channel& channel,
-                             spidermonkey::CompiledModules& compiled) {
-  auto plugin = read_wasm(spec, channel.limits().memory_bytes);
-  if (!plugin) return {ProgramEnd::Kind::refusal, plugin.error().message, {}};
-  return spidermonkey::run_wasm(*plugin, channel, SandboxProgram::stack_bytes(), compiled);
-}
-
-ProgramEnd run_instance(const Start& start) {
-  const runtime::ProgramSpec& spec = start.spec;
-  Channel& channel = *start.channel;
-  if (spec.kind == runtime::RunKind::wasm) return run_wasm_instance(spec, channel, *start.compiled);
-  spidermonkey::CompileCache& cache = *start.cache;
-  spidermonkey::JsBundle bundle;
-  bundle.name = module_name(spec);
-  auto source = read_bundle(spec.module);
-  if (!source)
-    return {ProgramEnd::Kind::refusal, "its bundle " + bundle.name + " cannot be read", {}};
-  bundle.source = std::move(*source);
-  if (auto refused = refuse_old_sdk(bundle.source))
-    return {ProgramEnd::Kind::refusal, std::move(*refused), {}};
-  std::error_code ec;
-  const auto folder = std::filesystem::weakly_canonical(spec.folder, ec);
-  bundle.folder = (ec ? spec.folder : folder).generic_string();
-  const auto module = std::filesystem::weakly_canonical(spec.module, ec);
-  bundle.url = "file://" + (ec ? spec.module : module).generic_string();
-  bundle.root_files = read_root_files(*runtime::OwnFolder::open(spec.folder));
-  return spidermonkey::run_js(bundle, channel, SandboxProgram::stack_bytes(), cache);
-}
-
-void thread_ended(InstanceThreads& threads) {
-  {
-    std::lock_guard lock(threads.mutex);
-    --threads.running;
-  }
-  threads.none_left.notify_all();
-}
-
-void* instance_main(void* arg) {
-  std::unique_ptr<Start> start(static_cast<Start*>(arg));
-  ProgramEnd end = run_instance(*start);
-  start->channel->ended(std::move(end));
-  start->channel.reset();
-  thread_ended(*start->threads);
-  return nullptr;
-}
-
-// What prepare()'s thread owns: the plugin's module, to compile into the factory's cache of
-// its kind, nothing else.
-struct Precompile {
-  runtime::ProgramSpec spec;
-  std::shared_ptr<InstanceThreads> threads;
-  std::shared_ptr<spidermonkey::CompileCache> cache;
-  std::shared_ptr<spidermonkey::CompiledModules> compiled;
-};
-
-void* precompile_main(void* arg) {
-  std::unique_ptr<Precompile> job(static_cast<Precompile*>(arg));
-  // What does not read, check or compile is left to the first instance, which says why.
-  if (job->spec.kind == runtime::RunKind::wasm) {
-    if (auto plugin = read_wasm(job->spec, job->spec.limits.memory_bytes))
-      spidermonkey::precompile_wasm(plugin->bytes, *job->compiled, SandboxProgram::stack_bytes());
-  } else {
-    auto source = read_bundle(job->spec.module);
-    if (source && !refuse_old_sdk(*source))
-      spidermonkey::precompile(*source, module_name(job->spec), *job->cache,
-                               SandboxProgram::stack_bytes());
-  }
-  --job->threads->compiling;
-  thread_ended(*job->threads);
-  return nullptr;
-}
-
-// What a new thread runs first: it names itself, then runs `main(arg)`. Naming it from the
-// thread that made it raced with its end: a detached thread that ended at once (a bundle refused
-// before it ran) had freed its descriptor, and pthread_setname_np read it (a SEGV under
-// AddressSanitizer on a loaded core: two sandbox tests, once each in scripts/test.sh's stress
-// rounds).
-struct Launch {
-  void* (*main)(void*);
-  void* arg;
-  const char* name;  // a string literal
-};
-
-void* launch_main(void* p) {
-  const Launch launch = *static_cast<Launch*>(p);
-  delete static_cast<Launch*>(p);
-  pthread_setname_np(pthread_self(), launch.name);
-  return launch.main(launch.arg);
-}
-
-// A detached thread of the sandbox's stack size running `main(arg)`, counted in `threads`;
-// false, and `arg` left to the caller, when none could be made.
-int start_thread(InstanceThreads& threads, void* (*main)(void*), void* arg, const char* name) {
-  auto launch = std::make_unique<Launch>(Launch{main, arg, name});
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, SandboxProgram::stack_bytes());
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  {
-    std::lock_guard lock(threads.mutex);
-    ++threads.running;
-  }
-  pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, launch_main, launch.get());
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
-    std::lock_guard lock(threads.mutex);
-    --threads.running;
-    return rc;
-  }
-  (void)launch.release();  // the thread's now
-  return 0;
+std::string memory_sentence(std::uint64_t limit) {
+  return "its instance ran past " + std::to_string(limit / (1024 * 1024)) +
+         " MB of memory: Escouade stopped it";
 }
 
 }  // namespace
 
-std::size_t SandboxProgram::stack_bytes() {
-#if defined(__SANITIZE_ADDRESS__)
-  return 32u * 1024u * 1024u;  // AddressSanitizer's frames are several times larger
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return 32u * 1024u * 1024u;
-#else
-  return 8u * 1024u * 1024u;
-#endif
-#else
-  return 8u * 1024u * 1024u;
-#endif
+// What the factory and its programs share: a program may outlive its factory (it is then
+// refused helpers), and the work it left on the workers finds this still alive.
+struct SandboxState {
+  SandboxState(asio::any_io_executor e, runtime::ProcessContext& c, SandboxOptions o)
+      : executor(std::move(e)),
+        context(c),
+        options(std::move(o)),
+        workers(executor, 1),
+        cache(options.cache_folder) {}
+
+  // A compile helper and what it compiles: counted until its helper ended and its stencil, if
+  // it made one, is kept.
+  struct Compile {
+    std::unique_ptr<HelperProcess> helper;
+    CompileCache::Key key;
+    std::string plugin_id;
+    bool exited = false;
+    bool keeping = false;
+  };
+
+  asio::any_io_executor executor;
+  runtime::ProcessContext& context;
+  SandboxOptions options;
+  // Reading plugins' files and the cache's disk, off the host's thread.
+  Workers workers;
+  CompileCache cache;
+  std::deque<std::unique_ptr<HelperProcess>> spares;
+  std::list<Compile> compiles;
+  std::size_t reading = 0;  // prepare()s whose bundle is being read
+  bool closed = false;
+
+  // A helper ready to take a program: a spare when one is there and alive, else a new one.
+  Result<std::unique_ptr<HelperProcess>> take_helper() {
+    if (closed) return make_error(platform::Errc::invalid_argument, "the sandbox is closed");
+    while (!spares.empty()) {
+      auto helper = std::move(spares.front());
+      spares.pop_front();
+      if (!helper->ended()) return helper;
+    }
+    return HelperProcess::start(executor, context, options.helper);
+  }
+
+  // Spares made again up to their number; a failure waits for the next take.
+  void replenish() {
+    while (!closed && spares.size() < options.spares) {
+      auto helper = HelperProcess::start(executor, context, options.helper);
+      if (!helper) return;
+      spares.push_back(std::move(*helper));
+    }
+  }
+};
+
+std::filesystem::path installed_helper() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto beside = self.parent_path() / "escouade-sandbox";
+    if (::access(beside.c_str(), X_OK) == 0) return beside;
+  }
+  return ESCOUADE_SANDBOX_HELPER;
 }
 
-SandboxProgram::SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
-                               std::shared_ptr<Watchdog> watchdog,
-                               std::shared_ptr<InstanceThreads> threads,
-                               std::shared_ptr<spidermonkey::CompileCache> cache,
-                               std::shared_ptr<spidermonkey::CompiledModules> compiled)
-    : executor_(std::move(executor)),
-      spec_(std::move(spec)),
-      watchdog_(std::move(watchdog)),
-      threads_(std::move(threads)),
-      cache_(std::move(cache)),
-      compiled_(std::move(compiled)) {}
+SandboxOptions SandboxOptions::installed(std::filesystem::path cache_folder) {
+  SandboxOptions options;
+  options.helper = installed_helper();
+  options.cache_folder = std::move(cache_folder);
+  return options;
+}
+
+// --- the program
+
+struct SandboxProgram::Prepared {
+  std::optional<ProgramEnd> refused;  // why it may not run as it is
+  wire::Start start;
+  std::optional<CompileCache::Key> key;
+};
+
+namespace {
+
+// On a worker: everything the helper gets, read as files/read reads (no link out, sizes read
+// while reading), and the bundle's compile when the cache keeps it.
+SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, CompileCache& cache) {
+  SandboxProgram::Prepared p;
+  wire::Start& s = p.start;
+  s.memory_bytes = spec.limits.memory_bytes;
+  s.turn_ms = static_cast<std::uint32_t>(spec.limits.turn.count());
+  s.turn_deciding_ms = static_cast<std::uint32_t>(spec.limits.turn_deciding.count());
+  s.name = module_name(spec);
+  const auto folder = runtime::OwnFolder::open(spec.folder);
+  if (spec.kind == runtime::RunKind::wasm) {
+    s.kind = wire::Start::Kind::wasm;
+    auto bytes = folder->read_bytes(s.name, manifest::kMaxModuleBytes);
+    if (!bytes) {
+      p.refused = refusal("its module " + s.name + " cannot be read: " + bytes.error().message);
+      return p;
+    }
+    s.source = *std::move(bytes);
+    return p;
+  }
+  s.kind = wire::Start::Kind::js;
+  auto source = folder->read(s.name, manifest::kMaxBundleBytes);
+  if (!source) {
+    p.refused = refusal("its bundle " + s.name + " cannot be read: " + source.error().message);
+    return p;
+  }
+  s.source = *std::move(source);
+  if (auto refused = refuse_old_sdk(s.source)) {
+    p.refused = refusal(std::move(*refused));
+    return p;
+  }
+  s.folder = kSeenFolder;
+  s.url = "file://" + std::string(kSeenFolder) + "/" + s.name;
+  RootFiles root = read_root_files(*folder);
+  for (auto& [name, text] : root.files)
+    s.root_files.emplace_back(name, std::move(text));
+  p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source);
+  if (auto stencil = cache.find(*p.key)) s.stencil = *std::move(stencil);
+  return p;
+}
+
+}  // namespace
+
+SandboxProgram::SandboxProgram(std::shared_ptr<SandboxState> state, runtime::ProgramSpec spec)
+    : state_(std::move(state)), spec_(std::move(spec)) {}
 
 SandboxProgram::~SandboxProgram() {
   lifeline_.end();
-  if (channel_) channel_->stop(StopCause::stopped);
+  if (memory_timer_) memory_timer_->cancel();
+  // Its helper is ended with it, off the host's thread (HelperProcess, ProcessProgram).
 }
 
 Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
-  if (channel_) return make_error(platform::Errc::invalid_argument, "already started");
-  channel_ = std::make_shared<Channel>(executor_, std::move(events), lifeline_.token(),
-                                       spec_.limits, watchdog_);
-  watchdog_->watch(channel_);
-  auto start = std::make_unique<Start>(Start{channel_, threads_, spec_, cache_, compiled_});
-  const char* name = spec_.kind == runtime::RunKind::wasm ? "escouade-wasm" : "escouade-js";
-  if (const int rc = start_thread(*threads_, instance_main, start.get(), name)) {
-    channel_.reset();
-    return make_error(platform::Errc::exhausted,
-                      "no thread for its instance: " + std::string(std::strerror(rc)));
-  }
-  (void)start.release();  // the thread's now
+  if (started_) return make_error(platform::Errc::invalid_argument, "already started");
+  started_ = true;
+  events_ = std::move(events);
+  state_->workers.run(
+      spec_.plugin_id,
+      [state = state_, spec = spec_]() -> Result<Prepared> {
+        return prepare_start(spec, state->cache);
+      },
+      lifeline_.guard([this](Result<Prepared> p) { prepared(std::move(p)); }));
   return {};
 }
 
+void SandboxProgram::prepared(Result<Prepared> p) {
+  if (finished_ || stopping_) return;
+  if (!p) return finish(crash("its instance could not start: " + p.error().message));
+  if (p->refused) return finish(std::move(*p->refused));
+  auto helper = state_->take_helper();
+  if (!helper) {
+    const bool no_room = helper.error().code == platform::Errc::exhausted;
+    return finish(ProgramEnd{
+        no_room ? ProgramEnd::Kind::no_room : ProgramEnd::Kind::crash, helper.error().message, {}});
+  }
+  helper_ = std::move(*helper);
+
+  runtime::ProgramEvents forward;
+  forward.output_line = lifeline_.guard([this](std::string_view line) {
+    if (events_.output_line) events_.output_line(line);
+  });
+  forward.output_too_long = lifeline_.guard([this](std::size_t limit) {
+    if (events_.output_too_long) events_.output_too_long(limit);
+  });
+  forward.error_line = lifeline_.guard([this](std::string_view line) {
+    if (events_.error_line) events_.error_line(line);
+  });
+  forward.error_piece = lifeline_.guard([this](std::string_view piece) {
+    if (events_.error_piece) {
+      events_.error_piece(piece);
+    } else if (events_.error_line) {
+      events_.error_line(piece);
+    }
+  });
+  forward.input_full = lifeline_.guard([this](std::size_t backlog) {
+    if (events_.input_full) events_.input_full(backlog);
+  });
+  forward.input_drained = lifeline_.guard([this](std::size_t dropped) {
+    if (events_.input_drained) events_.input_drained(dropped);
+  });
+  forward.exited = lifeline_.guard([this](const ProgramEnd& end) { helper_ended(end); });
+
+  ControlEvents control;
+  control.ready = lifeline_.guard([this] { ready_ = true; });
+  control.ended = lifeline_.guard([this](const wire::Ended& e) {
+    if (!told_) told_ = e.refusal ? refusal(e.reason) : crash(e.reason);
+  });
+  control.input_full = forward.input_full;
+  control.input_drained = forward.input_drained;
+  control.stale_stencil = lifeline_.guard([this] {
+    if (!key_) return;
+    state_->workers.run(
+        spec_.plugin_id, [state = state_, key = *key_] { return (state->cache.drop(key), 0); },
+        [](int) {});
+    key_.reset();
+  });
+  control.broken = lifeline_.guard([this](std::string_view why) {
+    if (!told_) told_ = crash("its instance crashed: its sandbox wrote " + std::string(why));
+    if (helper_) helper_->process().stop();
+  });
+  helper_->bind(std::move(forward), std::move(control));
+
+  key_ = p->key;
+  stencil_given_ = !p->start.stencil.empty();
+  helper_->process().write_first(wire::record(wire::ToHelper::start, wire::encode(p->start)));
+  while (!waiting_.empty()) {
+    auto [record, droppable] = std::move(waiting_.front());
+    waiting_.pop_front();
+    if (droppable) {
+      helper_->process().write_droppable(std::move(record));
+    } else {
+      helper_->process().write_line(std::move(record));
+    }
+  }
+  watch_memory();
+  state_->replenish();
+}
+
+void SandboxProgram::send(char kind, std::string bytes, bool droppable) {
+  if (finished_ || !started_) return;
+  std::string record = wire::record(kind, bytes);
+  if (helper_) {
+    if (droppable) {
+      helper_->process().write_droppable(std::move(record));
+    } else {
+      helper_->process().write_line(std::move(record));
+    }
+    return;
+  }
+  std::size_t waiting = record.size();
+  for (const auto& [r, d] : waiting_)
+    waiting += r.size();
+  if (droppable && waiting > kWaitingBytes) return;
+  waiting_.emplace_back(std::move(record), droppable);
+}
+
 void SandboxProgram::write_line(std::string line) {
-  if (channel_) channel_->push(std::move(line), false);
+  send(static_cast<char>(wire::ToHelper::line), std::move(line), false);
 }
 
 namespace {
@@ -242,71 +307,214 @@ bool fired_timer(std::string_view line) {
 }  // namespace
 
 void SandboxProgram::write_droppable(std::string line) {
-  if (channel_) {
-    const bool droppable = !fired_timer(line);
-    channel_->push(std::move(line), droppable);
-  }
+  const bool droppable = !fired_timer(line);
+  send(static_cast<char>(droppable ? wire::ToHelper::droppable : wire::ToHelper::line),
+       std::move(line), droppable);
+}
+
+void SandboxProgram::decisions_held(std::size_t count) {
+  send(static_cast<char>(wire::ToHelper::decisions), wire::count(count), false);
 }
 
 void SandboxProgram::stop() {
-  if (channel_) channel_->stop(StopCause::stopped);
+  if (finished_ || !started_) return;
+  stopping_ = true;
+  if (helper_) {
+    helper_->process().stop();
+    return;
+  }
+  // Still reading its files: it ends now, and what was read is dropped when it comes.
+  asio::post(state_->executor, lifeline_.guard([this] { finish(crash("stopped by Escouade")); }));
+}
+
+std::optional<int> SandboxProgram::pid() const {
+  if (!helper_ || finished_) return std::nullopt;
+  return helper_->process().pid();
 }
 
 std::optional<std::uint64_t> SandboxProgram::memory_bytes() const {
-  if (!channel_) return std::nullopt;
-  return channel_->memory_bytes();
+  if (!helper_ || finished_) return std::nullopt;
+  const StatusPage& page = helper_->status();
+  return page.account_bytes.load(std::memory_order_relaxed) +
+         page.gc_bytes.load(std::memory_order_relaxed) +
+         page.wasm_bytes.load(std::memory_order_relaxed);
 }
 
 std::string SandboxProgram::describe() const {
   return module_name(spec_) + " in the sandbox";
 }
 
-void SandboxProgram::decisions_held(std::size_t count) {
-  if (channel_) channel_->decisions(count);
+void SandboxProgram::watch_memory() {
+  if (!memory_timer_) memory_timer_ = std::make_unique<asio::steady_timer>(state_->executor);
+  memory_timer_->expires_after(kMemoryPeriod);
+  memory_timer_->async_wait(lifeline_.guard([this](boost::system::error_code ec) {
+    if (ec || finished_ || !helper_) return;
+    if (const auto pid = helper_->process().pid()) {
+      if (platform::private_resident_bytes(*pid) > kBackstopFactor * spec_.limits.memory_bytes) {
+        memory_stop_ = true;
+        helper_->process().stop();
+        return;
+      }
+    }
+    watch_memory();
+  }));
 }
 
-SandboxProgramFactory::SandboxProgramFactory(boost::asio::any_io_executor executor,
-                                             std::filesystem::path cache_folder)
-    : executor_(std::move(executor)),
-      threads_(std::make_shared<InstanceThreads>()),
-      cache_(std::make_shared<spidermonkey::CompileCache>(std::move(cache_folder))),
-      compiled_(spidermonkey::make_compiled_modules()) {}
+void SandboxProgram::helper_ended(const ProgramEnd& end) {
+  // A stencil that crashed its helper before its module was ready is not given again.
+  if (stencil_given_ && !ready_ && key_) {
+    state_->workers.run(
+        spec_.plugin_id, [state = state_, key = *key_] { return (state->cache.drop(key), 0); },
+        [](int) {});
+  }
+  finish(end_of(end));
+}
+
+ProgramEnd SandboxProgram::end_of(const ProgramEnd& helper_end) const {
+  if (told_) return *told_;
+  if (stopping_) return crash("stopped by Escouade");
+  const std::uint64_t limit = spec_.limits.memory_bytes;
+  if (memory_stop_ || (helper_ && helper_->status().over_memory.load() != 0))
+    return crash(memory_sentence(limit));
+  const auto& status = helper_end.status;
+  if (status && status->signal) {
+    const int sig = *status->signal;
+    const std::string named =
+        " (signal " + std::to_string(sig) +
+        (platform::signal_name(sig).empty() ? "" : ", " + platform::signal_name(sig)) + ")";
+    switch (sig) {
+      case SIGSYS:  // its seccomp filter (sandbox/lockdown.hpp)
+        return crash("its instance crashed: it made a system call its sandbox forbids" + named);
+      case SIGXCPU:  // RLIMIT_CPU
+        return crash("its instance used " + std::to_string(lockdown::kCpuSeconds) +
+                     " s of CPU in all, the most an instance may: Escouade stopped it");
+      case SIGKILL:  // not the host's: someone else's kill, or the kernel's
+        return crash("its instance crashed: its process was killed" + named);
+      default:
+        return crash("its instance crashed: the engine failed" + named);
+    }
+  }
+  if (status && status->code) {
+    return crash("its instance crashed: its sandbox ended with code " +
+                 std::to_string(*status->code) + " and said nothing");
+  }
+  return crash("its instance crashed");
+}
+
+void SandboxProgram::finish(ProgramEnd end) {
+  if (finished_) return;
+  finished_ = true;
+  if (memory_timer_) memory_timer_->cancel();
+  auto exited = events_.exited;
+  if (exited) exited(end);
+}
+
+// --- the factory
+
+SandboxProgramFactory::SandboxProgramFactory(asio::any_io_executor executor,
+                                             runtime::ProcessContext& context,
+                                             SandboxOptions options)
+    : state_(std::make_shared<SandboxState>(std::move(executor), context, std::move(options))) {}
 
 SandboxProgramFactory::~SandboxProgramFactory() {
-  // At the host's end, after its programs were stopped: the instances end by themselves; a
-  // bounded wait lets them destroy their contexts before the process goes on to exit.
-  std::unique_lock lock(threads_->mutex);
-  threads_->none_left.wait_for(lock, std::chrono::seconds(2),
-                               [&] { return threads_->running == 0; });
+  state_->closed = true;
+  state_->spares.clear();
+  state_->compiles.clear();
+  state_->workers.close(Workers::kCloseBound);
 }
 
 bool SandboxProgramFactory::runs(runtime::RunKind kind) const {
   if (kind != runtime::RunKind::js && kind != runtime::RunKind::wasm) return false;
-  // The engine starts when a sandboxed plugin is first asked about: a host that runs processes
-  // only never starts it. On the host's thread, as every call here is.
-  if (!engine_) engine_ = spidermonkey::start_engine();
-  return *engine_;
+  return ::access(state_->options.helper.c_str(), X_OK) == 0;
 }
 
 std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return nullptr;
-  if (!watchdog_) watchdog_ = std::make_shared<Watchdog>();
-  return std::make_unique<SandboxProgram>(executor_, spec, watchdog_, threads_, cache_, compiled_);
-}
-
-spidermonkey::CompiledCounts SandboxProgramFactory::compiled_wasm() const {
-  return spidermonkey::counts_of(*compiled_);
+  // The first sandboxed plugin starts the spares: a host with processes only starts none.
+  state_->replenish();
+  return std::make_unique<SandboxProgram>(state_, spec);
 }
 
 void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
   if (!runs(spec.kind)) return;
-  auto job = std::make_unique<Precompile>(Precompile{spec, threads_, cache_, compiled_});
-  ++threads_->compiling;
-  if (start_thread(*threads_, precompile_main, job.get(), "escouade-compile") == 0) {
-    (void)job.release();  // the thread's now
-  } else {
-    --threads_->compiling;  // without a thread, the first instance compiles it
-  }
+  state_->replenish();
+  // A run.wasm module is compiled by each instance (the engine cannot keep compiled wasm): only
+  // bundles are compiled ahead.
+  if (spec.kind != runtime::RunKind::js) return;
+  struct Read {
+    std::optional<wire::Start> start;  // nullopt: nothing to compile (kept, or not readable)
+    CompileCache::Key key;
+  };
+  std::weak_ptr<SandboxState> weak = state_;
+  ++state_->reading;
+  state_->workers.run(
+      spec.plugin_id,
+      [state = state_, spec]() {
+        Read r;
+        auto p = prepare_start(spec, state->cache);
+        // What does not read, or may not run, is left to its start, which says why.
+        if (p.refused || !p.key || !p.start.stencil.empty()) return r;
+        p.start.kind = wire::Start::Kind::compile_js;
+        p.start.root_files.clear();
+        r.key = *p.key;
+        r.start = std::move(p.start);
+        return r;
+      },
+      [weak, plugin = spec.plugin_id](Read r) {
+        auto state = weak.lock();
+        if (!state) return;
+        --state->reading;
+        if (!r.start) return;
+        auto helper = state->take_helper();
+        if (!helper) return;  // the start compiles it then
+        state->compiles.push_back({std::move(*helper), r.key, plugin});
+        auto job = std::prev(state->compiles.end());
+        // Forgotten once both are done; off the call that says so, which its helper makes.
+        const auto done = [weak, job] {
+          auto s = weak.lock();
+          if (!s || s->closed || !job->exited || job->keeping) return;
+          asio::post(s->executor, [weak, job] {
+            if (auto s2 = weak.lock(); s2 && !s2->closed) s2->compiles.erase(job);
+          });
+        };
+        runtime::ProgramEvents events;
+        events.exited = [job, done](const ProgramEnd&) {
+          job->exited = true;
+          done();
+        };
+        ControlEvents control;
+        control.stencil = [weak, job, done](std::string stencil) {
+          auto s = weak.lock();
+          if (!s || s->closed) return;
+          job->keeping = true;
+          s->workers.run(
+              job->plugin_id,
+              [s, key = job->key, stencil = std::move(stencil)]() mutable {
+                s->cache.keep(key, std::move(stencil));
+                return 0;
+              },
+              [job, done](int) {
+                job->keeping = false;
+                done();
+              });
+        };
+        job->helper->bind(std::move(events), std::move(control));
+        job->helper->process().write_first(
+            wire::record(wire::ToHelper::start, wire::encode(*r.start)));
+        state->replenish();
+      });
+}
+
+const CompileCache& SandboxProgramFactory::compile_cache() const {
+  return state_->cache;
+}
+
+std::size_t SandboxProgramFactory::compiling() const {
+  return state_->reading + state_->compiles.size();
+}
+
+std::size_t SandboxProgramFactory::spares() const {
+  return state_->spares.size();
 }
 
 }  // namespace escouade::sandbox

@@ -1,114 +1,130 @@
 #pragma once
 
-// A run.js or run.wasm plugin run inside the host (spec: "A program in WASM"): one instance, on a
-// thread of its own, its own SpiderMonkey context, realm and job queue, which keeps its state from
-// one call to the next like a process. It is a runtime::Program: the supervisor, the journal, the
-// delays, the queue and the restarts treat it as they treat a process.
+// A run.js or run.wasm plugin (spec: "A program in WASM"), run by the host in a helper process of
+// its own: escouade-sandbox, which runs the engine and nothing else, locked down with a seccomp
+// filter, an empty environment and no descriptor but its pipes (docs/sandbox.md). One instance a
+// helper, on a thread of its own there, which keeps its state from one call to the next like a
+// process. The host never starts the engine: whatever the engine does (a crash, an OOM it cannot
+// handle, an exploit) ends or reaches that helper only.
 //
-// Thread: created, started, written to and stopped on the host's thread; its events are posted
-// to that thread's executor and never delivered once its destructor has begun. Nothing it does
-// waits on the instance's thread: stop() and the destructor ask the instance to end (its
-// context is interrupted) and return; the instance's thread ends by itself, destroys its
-// context there, and is never joined by the host's thread.
+// It is a runtime::Program: the supervisor, the journal, the delays, the queue and the restarts
+// treat it as they treat a process, and it is run as one (runtime::ProcessProgram): its pipes on
+// the host's loop, its output not read while its input is full, its tree ended with it and by
+// the host's watchdog if the host dies.
+//
+// Thread: the host's. Nothing it does waits: the plugin's files are read on a worker, the helper
+// is started (or taken ready) when they are read, and what is written to the program meanwhile
+// waits for it.
 
-#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
-#include <condition_variable>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <string>
 
 #include "base/lifeline.hpp"
+#include "runtime/process_program.hpp"
 #include "runtime/program.hpp"
+#include "sandbox/compile_cache.hpp"
 
 namespace escouade::sandbox {
 
-class Channel;
-class Watchdog;
-namespace spidermonkey {
-class CompileCache;
-class CompiledModules;
-struct CompiledCounts;
-}  // namespace spidermonkey
+class HelperProcess;
+struct SandboxState;
 
-// The instance threads of one factory: counted, so that the factory's destructor gives those
-// still ending a bounded time to finish.
-struct InstanceThreads {
-  std::mutex mutex;
-  std::condition_variable none_left;
-  std::size_t running = 0;
-  std::atomic<std::size_t> compiling{0};  // of them, prepare()'s threads
+// How the host finds and runs its helpers.
+struct SandboxOptions {
+  // escouade-sandbox, absolute: installed_helper() for a program of the project.
+  std::filesystem::path helper;
+  // Compiled bundles kept across runs of the host (escouade-host: <data dir>/sandbox-cache);
+  // empty: in memory only.
+  std::filesystem::path cache_folder;
+  // Helpers started ahead of need, each ready to take a plugin: a start then costs no process
+  // start nor engine start (docs/PERFORMANCE.md). 0: each start makes its own.
+  std::size_t spares = 1;
+
+  // The installed helper (installed_helper()), compiled bundles kept in `cache_folder`.
+  static SandboxOptions installed(std::filesystem::path cache_folder = {});
 };
+
+// escouade-sandbox beside the running program when there is one there (an installed host),
+// else the one this build made.
+std::filesystem::path installed_helper();
 
 class SandboxProgram final : public runtime::Program {
  public:
-  SandboxProgram(boost::asio::any_io_executor executor, runtime::ProgramSpec spec,
-                 std::shared_ptr<Watchdog> watchdog, std::shared_ptr<InstanceThreads> threads,
-                 std::shared_ptr<spidermonkey::CompileCache> cache,
-                 std::shared_ptr<spidermonkey::CompiledModules> compiled);
+  SandboxProgram(std::shared_ptr<SandboxState> state, runtime::ProgramSpec spec);
   ~SandboxProgram() override;
 
   Result<void> start(runtime::ProgramEvents events) override;
   void write_line(std::string line) override;
   void write_droppable(std::string line) override;
-  // Interrupts the instance wherever it is; `exited` follows ("stopped by Escouade").
+  // Ends its helper wherever it is; `exited` follows ("stopped by Escouade").
   void stop() override;
-  std::optional<int> pid() const override { return std::nullopt; }
-  // What its instance holds: its GC heap as it last said it, and the blocks its memory account
-  // charges now (memory_account.hpp; the GC heap alone in a build with AddressSanitizer).
+  // Its helper's process, once it has one.
+  std::optional<int> pid() const override;
+  // What its instance holds by its own account (its GC heap, what it malloc'd, a wasm memory), as
+  // its helper last said it.
   std::optional<std::uint64_t> memory_bytes() const override;
   // "dist/plugin.mjs in the sandbox".
   std::string describe() const override;
   void decisions_held(std::size_t count) override;
 
-  // The instance thread's stack, and the engine's quota below it.
-  static std::size_t stack_bytes();
+  struct Prepared;
 
  private:
+  void prepared(Result<Prepared> p);
+  void send(char kind, std::string bytes, bool droppable);
+  void helper_ended(const runtime::ProgramEnd& end);
+  runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
+  void watch_memory();
+  void finish(runtime::ProgramEnd end);
+
   Lifeline lifeline_;
-  boost::asio::any_io_executor executor_;
+  std::shared_ptr<SandboxState> state_;
   runtime::ProgramSpec spec_;
-  std::shared_ptr<Watchdog> watchdog_;
-  std::shared_ptr<InstanceThreads> threads_;
-  std::shared_ptr<spidermonkey::CompileCache> cache_;
-  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
-  std::shared_ptr<Channel> channel_;
+  runtime::ProgramEvents events_;
+  std::unique_ptr<HelperProcess> helper_;
+  std::optional<CompileCache::Key> key_;  // its bundle's, when it was given a stencil
+  bool stencil_given_ = false;
+  bool ready_ = false;  // its module was compiled or decoded
+  bool started_ = false;
+  bool stopping_ = false;
+  bool memory_stop_ = false;
+  bool finished_ = false;
+  std::optional<runtime::ProgramEnd> told_;  // how its instance said it ended
+  // What was written before its helper took it: records, each marked droppable or not.
+  std::deque<std::pair<std::string, bool>> waiting_;
+  std::unique_ptr<boost::asio::steady_timer> memory_timer_;
 };
 
-// Runs RunKind::js and RunKind::wasm in the sandbox. Starts the engine once in the process, when
-// it is first asked whether it runs one of them (on the host's thread, where all its calls are
-// made): a host with no sandboxed plugin never starts it. Its destructor, at the host's end, waits
-// 2 s at most for the instances still ending.
+// Runs RunKind::js and RunKind::wasm in helpers. When a plugin is loaded, prepare() reads its
+// bundle and, unless its compile is kept already, has a compile helper compile it (spec: "The
+// app precompiles it at install"); `spares` helpers are kept started ahead.
 //
-// Compiled bundles are kept for its life and, when `cache_folder` is given (escouade-host: under
-// its data folder), on disk across runs (spidermonkey/engine.hpp, CompileCache); prepare(), when
-// a plugin is loaded, compiles its module on a thread of its own. Compiled wasm modules are kept
-// in memory only (the engine cannot write them), so that a restart makes its instance from the
-// compiled module.
+// Its destructor ends the helpers it holds (spares and compiles); the programs' helpers end with
+// their programs.
 class SandboxProgramFactory final : public runtime::ProgramFactory {
  public:
-  explicit SandboxProgramFactory(boost::asio::any_io_executor executor,
-                                 std::filesystem::path cache_folder = {});
+  SandboxProgramFactory(boost::asio::any_io_executor executor, runtime::ProcessContext& context,
+                        SandboxOptions options);
   ~SandboxProgramFactory() override;
   bool runs(runtime::RunKind kind) const override;
   std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
   void prepare(const runtime::ProgramSpec& spec) override;
-  // How the modules its instances ran were found (compiled, from memory, from disk).
-  const spidermonkey::CompileCache& compile_cache() const { return *cache_; }
-  // How its run.wasm instances' modules were found (compiled, made from one compiled before).
-  spidermonkey::CompiledCounts compiled_wasm() const;
+
+  // The compiled bundles it keeps, and how they were found.
+  const CompileCache& compile_cache() const;
   // How many of prepare()'s compiles still run (the bench times a start once they are done, as
   // an app starts a plugin well after loading it).
-  std::size_t compiling() const { return threads_->compiling.load(); }
+  std::size_t compiling() const;
+  // Helpers started ahead and not yet taken (some may still be starting).
+  std::size_t spares() const;
 
  private:
-  boost::asio::any_io_executor executor_;
-  mutable std::optional<bool> engine_;  // whether it started; unset until first asked
-  std::shared_ptr<Watchdog> watchdog_;
-  std::shared_ptr<InstanceThreads> threads_;
-  std::shared_ptr<spidermonkey::CompileCache> cache_;
-  std::shared_ptr<spidermonkey::CompiledModules> compiled_;
+  std::shared_ptr<SandboxState> state_;
 };
 
 }  // namespace escouade::sandbox

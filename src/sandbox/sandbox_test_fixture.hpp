@@ -1,8 +1,9 @@
 #pragma once
 
-// The fixture of the sandbox's tests (run.js and run.wasm): a SandboxProgramFactory with the real
-// engine on a loop of the test's own, one program started at a time, what it wrote, when its input
-// was full and how it ended. No wait below is an assertion: each is a safety net.
+// The fixture of the sandbox's tests (run.js and run.wasm): a SandboxProgramFactory running real
+// helpers (escouade-sandbox, the real engine) on a loop of the test's own, one program started at
+// a time, what it wrote, when its input was full and how it ended. No wait below is an assertion:
+// each is a safety net.
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <boost/json/serialize.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,9 +29,31 @@ using runtime::ProgramEnd;
 
 inline const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
 
+// Whether the helpers of this build charge an instance's memory to its account: built with
+// AddressSanitizer, which replaces malloc itself, they have none (memory_account.hpp), and the
+// GC heap's cap is the limit alone. The helper and these tests are built alike.
+constexpr bool helpers_account() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}
+
 class Sandbox : public ::testing::Test {
  protected:
-  Sandbox() : factory_(std::make_unique<SandboxProgramFactory>(io_.get_executor())) {}
+  Sandbox() : factory_(make_factory()) {}
+
+  std::unique_ptr<SandboxProgramFactory> make_factory(std::filesystem::path cache_folder = {}) {
+    return std::make_unique<SandboxProgramFactory>(
+        io_.get_executor(), context_, SandboxOptions::installed(std::move(cache_folder)));
+  }
 
   static runtime::ProgramSpec spec_of(const std::string& folder, const std::string& module,
                                       runtime::ProgramLimits limits = {}) {
@@ -69,14 +93,17 @@ class Sandbox : public ::testing::Test {
     send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
   }
 
+  // Runs the loop until `done()` holds; `done` is called once after each handler at most, and
+  // never again once it held (it may take what it found).
   template <class P>
   bool run_until(P done, std::chrono::seconds safety = std::chrono::seconds(60)) {
     const auto limit = std::chrono::steady_clock::now() + safety;
-    while (!done() && std::chrono::steady_clock::now() < limit) {
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= limit) return false;
       io_.restart();
       io_.run_one_for(std::chrono::milliseconds(20));
     }
-    return done();
   }
   // The first line of its output for which `match` holds, once it came (nullopt if it ended
   // first).
@@ -114,6 +141,19 @@ class Sandbox : public ::testing::Test {
     static const ProgramEnd none{ProgramEnd::Kind::no_room, "it did not end", {}};
     return end_ ? *end_ : none;
   }
+  // The program its helper runs, from /proc/<pid>/cmdline (readable though the helper is not
+  // dumpable): "" when there is no such process.
+  static std::string program_of(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::string argv0;
+    std::getline(in, argv0, '\0');
+    return argv0;
+  }
+  // Whether the program runs in a helper of its own now: a process of escouade-sandbox.
+  bool in_a_helper() const {
+    const auto pid = program_->pid();
+    return pid && program_of(*pid).ends_with("/escouade-sandbox");
+  }
   bool err_has(std::string_view text) const {
     for (const auto& l : err_)
       if (l.find(text) != std::string::npos) return true;
@@ -121,6 +161,7 @@ class Sandbox : public ::testing::Test {
   }
 
   asio::io_context io_;
+  runtime::ProcessContext context_;
   std::unique_ptr<SandboxProgramFactory> factory_;
   std::unique_ptr<runtime::Program> program_;
   std::vector<std::string> out_;

@@ -4,9 +4,7 @@
 // only safety nets.
 
 #include "sandbox/channel.hpp"
-#include "sandbox/memory_account.hpp"
 #include "sandbox/sandbox_test_fixture.hpp"
-#include "sandbox/spidermonkey/engine.hpp"
 
 namespace escouade::sandbox {
 namespace {
@@ -39,8 +37,8 @@ class WasmSandbox : public Sandbox {
 TEST_F(WasmSandbox, AGoodPluginAnswersItsCallsAndKeepsItsState) {
   start("echo.wasm");
   EXPECT_EQ(program_->describe(), "echo.wasm in the sandbox");
-  EXPECT_EQ(program_->pid(), std::nullopt);
   handshake();
+  EXPECT_TRUE(in_a_helper());
   call(2, "test/echo", json::object{{"a", 1}});
   auto echo = result(2);
   EXPECT_EQ(echo.at("echo"), (json::object{{"a", 1}}));
@@ -104,7 +102,7 @@ TEST_F(WasmSandbox, GrowingPastTheLimitFailsInAModuleWithNoMaximumOrOneTooLarge)
 // Its linear memory and what the sandbox holds for it (here the 5 MiB request of an
 // escouade.call, parsed and written on its thread) count against the one limit of 64 MB.
 TEST_F(WasmSandbox, ItsLinearMemoryCountsWithWhatTheSandboxHoldsForIt) {
-  if (!memory::accounting())
+  if (!helpers_account())
     GTEST_SKIP() << "built with AddressSanitizer: the sandbox's allocations are not charged";
   start("echo.wasm");
   handshake();
@@ -262,61 +260,23 @@ TEST_F(WasmSandbox, StopEndsAnInstanceWaitingForInput) {
   EXPECT_EQ(ended().reason, "stopped by Escouade");
 }
 
-TEST_F(WasmSandbox, LoadingCompilesTheModuleBeforeItsFirstInstance) {
-  runtime::ProgramSpec spec;
-  spec.kind = runtime::RunKind::wasm;
-  spec.folder = kModules;
-  spec.module = kModules / "echo.wasm";
-  factory_->prepare(spec);
-  ASSERT_TRUE(run_until([&] { return factory_->compiled_wasm().compiled == 1; }));
-  start("echo.wasm");
-  handshake();
-  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
-  EXPECT_EQ(factory_->compiled_wasm().reused, 1u);
-  // A module that does not load is left to its instance, which says why.
-  spec.module = kModules / "forbidden_import.wasm";
-  factory_->prepare(spec);
-  start("forbidden_import.wasm");
-  EXPECT_EQ(ended().kind, ProgramEnd::Kind::refusal);
-  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
-}
-
-// A start while the load's compile runs waits for it: the module is compiled once, whichever
-// thread gets there first.
-TEST_F(WasmSandbox, AStartDuringTheLoadsCompileCompilesNothingMore) {
-  for (int round = 0; round < 3; ++round) {
-    factory_ = std::make_unique<SandboxProgramFactory>(io_.get_executor());
-    runtime::ProgramSpec spec;
-    spec.kind = runtime::RunKind::wasm;
-    spec.folder = kModules;
-    spec.module = kModules / "echo.wasm";
-    factory_->prepare(spec);
-    start("echo.wasm");
-    handshake();
-    ASSERT_TRUE(run_until([&] {
-      // The load's thread may still be making its own object of the module: it is counted once.
-      return factory_->compiled_wasm().compiled >= 1;
-    }));
-    EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
-    program_->stop();
-    ended();
-  }
-}
-
-TEST_F(WasmSandbox, ARestartMakesItsInstanceFromTheModuleCompiledBefore) {
-  // The factory keeps what it compiled: the second instance is made from it, and is a new one.
+// Each instance is a helper of its own, its module compiled there (SpiderMonkey 102 cannot keep
+// compiled wasm across processes): a restart is a new process, with nothing of the old instance.
+TEST_F(WasmSandbox, ARestartIsANewInstanceInANewHelper) {
   start("echo.wasm");
   handshake();
   call(2, "test/echo", 1);
   EXPECT_EQ(result(2).at("calls"), 2);
+  const auto first = program_->pid();
+  ASSERT_TRUE(first);
   call(3, "test/trap");
   ASSERT_EQ(ended().kind, ProgramEnd::Kind::crash);
   start("echo.wasm");
   handshake();
   call(2, "test/echo", 1);
   EXPECT_EQ(result(2).at("calls"), 2);
-  EXPECT_EQ(factory_->compiled_wasm().compiled, 1u);
-  EXPECT_EQ(factory_->compiled_wasm().reused, 1u);
+  ASSERT_TRUE(program_->pid());
+  EXPECT_NE(*program_->pid(), *first);
 }
 
 struct Refused {

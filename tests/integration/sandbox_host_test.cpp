@@ -10,7 +10,9 @@
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,27 @@ namespace fs = std::filesystem;
 const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
 const fs::path kWasmModules = ESCOUADE_WASM_FIXTURES;
 
+// Whether `pid` is a sandbox helper now (its cmdline, readable though it is not dumpable).
+bool is_helper(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string argv0;
+  std::getline(in, argv0, '\0');
+  return argv0.ends_with("/escouade-sandbox");
+}
+
+// The parent of `pid`, from /proc/<pid>/stat; -1 when it is gone.
+int parent_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 2));
+  char state = 0;
+  int ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
 // A run.wasm plugin's folder: `module` (built from tests/fixtures/sandbox/wasm/) as its
 // plugin.wasm, beside a manifest whose run.wasm names the build file it would come from.
 void write_wasm_plugin(const fs::path& dir, const std::string& id, const std::string& module) {
@@ -48,7 +71,9 @@ void write_wasm_plugin(const fs::path& dir, const std::string& id, const std::st
 
 class SandboxHost : public ::testing::Test {
  protected:
-  SandboxHost() : processes_(io_.get_executor(), context_), sandboxed_(io_.get_executor()) {
+  SandboxHost()
+      : processes_(io_.get_executor(), context_),
+        sandboxed_(io_.get_executor(), context_, sandbox::SandboxOptions::installed()) {
     programs_.route(runtime::RunKind::command, &processes_);
     programs_.route(runtime::RunKind::js, &sandboxed_);
     programs_.route(runtime::RunKind::wasm, &sandboxed_);
@@ -146,7 +171,8 @@ TEST_F(SandboxHost, HandshakeFactsCallsAndShutdown) {
   EXPECT_EQ(echo->at("echo"), (json::object{{"hello", "sandbox"}}));
   EXPECT_EQ(echo->at("facts"), 3);
   EXPECT_EQ(status(id).state, supervisor::State::running);
-  EXPECT_EQ(status(id).pid, std::nullopt);
+  ASSERT_TRUE(status(id).pid);  // its helper's
+  EXPECT_TRUE(is_helper(*status(id).pid));
   EXPECT_TRUE(journal_has(id, "started: plugin.mjs in the sandbox"));
   EXPECT_TRUE(journal_has(id, "echo: started"));  // console.log, in its journal
   auto file = call(id, "test/file", json::object{{"name", "rules.json"}});
@@ -300,7 +326,8 @@ TEST_F(SandboxHost, ARunWasmPluginServesCallsFactsAndADecision) {
   ASSERT_TRUE(deny) << deny.error().message;
   EXPECT_EQ(deny->at("decision"), "deny");
   EXPECT_EQ(status(id).state, supervisor::State::running);
-  EXPECT_EQ(status(id).pid, std::nullopt);
+  ASSERT_TRUE(status(id).pid);
+  EXPECT_TRUE(is_helper(*status(id).pid));
   EXPECT_TRUE(journal_has(id, "started: plugin.wasm in the sandbox"));
   EXPECT_TRUE(journal_has(id, "echo.wasm: started"));  // its fd 2, in its journal
 }
@@ -368,13 +395,16 @@ TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
   host.wait_journal(id, "started: plugin.mjs in the sandbox");
   host.wait_journal(id, "echo: started");
   EXPECT_EQ(host.status(id).at("state"), "running");
-  EXPECT_EQ(host.status(id).at("pid"), nullptr);
+  const int helper = static_cast<int>(host.status(id).at("pid").as_int64());
+  EXPECT_TRUE(is_helper(helper));
+  EXPECT_EQ(parent_of(helper), host.pid());
   auto shut = host.call("host/shutdown", json::object{});
   EXPECT_TRUE(shut.ok()) << shut.error_message;
   EXPECT_EQ(host.wait_exit(), 0);
+  EXPECT_TRUE(eventually([&] { return !is_helper(helper); })) << "it ended with the host";
 }
 
-// The names of escouade-host's threads now.
+// The names of a process's threads now.
 std::vector<std::string> thread_names(pid_t pid) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -391,9 +421,9 @@ bool has_engine_threads(pid_t pid) {
   return std::find(names.begin(), names.end(), "JS Helper") != names.end();
 }
 
-// The engine (and its helper threads) starts with the first sandboxed plugin: a host that runs
-// processes only never starts it.
-TEST(SandboxEscouadeHost, TheEngineStartsOnlyWithTheFirstSandboxedPlugin) {
+// The host never starts the engine: its threads (the engine's helpers, the instance's) are the
+// helper's, a child of escouade-host, and escouade-host has none of them, before or after.
+TEST(SandboxEscouadeHost, TheHostNeverStartsTheEngineItsHelperDoes) {
   HostClient host;
   auto process = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.process-only"}));
   auto echo = host.call_plugin(process, "test/echo", json::object{{"n", 1}});
@@ -403,12 +433,13 @@ TEST(SandboxEscouadeHost, TheEngineStartsOnlyWithTheFirstSandboxedPlugin) {
   const fs::path folder = host.plugins_dir() / "echo";
   fs::copy(kFixtures / "echo", folder, fs::copy_options::recursive);
   auto id = host.load_and_enable(folder);
-  EXPECT_TRUE(eventually([&] { return has_engine_threads(host.pid()); }));
   auto js = host.call_plugin(id, "test/echo", json::object{{"n", 2}});
   EXPECT_EQ(js.at("echo"), (json::object{{"n", 2}}));
-  // Its instance's thread named itself (it once was named by its maker, which raced with a
-  // thread that ended at once).
-  const auto names = thread_names(host.pid());
+  EXPECT_FALSE(has_engine_threads(host.pid()));
+  const int helper = static_cast<int>(host.status(id).at("pid").as_int64());
+  EXPECT_EQ(parent_of(helper), host.pid());
+  EXPECT_TRUE(has_engine_threads(helper));
+  const auto names = thread_names(helper);
   EXPECT_NE(std::find(names.begin(), names.end(), "escouade-js"), names.end());
 }
 
@@ -419,12 +450,13 @@ TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
   auto id = host.load_and_enable(folder);
   auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
-  const auto names = thread_names(host.pid());
-  EXPECT_NE(std::find(names.begin(), names.end(), "escouade-wasm"), names.end());
   host.wait_journal(id, "started: plugin.wasm in the sandbox");
   host.wait_journal(id, "echo.wasm: started");
   EXPECT_EQ(host.status(id).at("state"), "running");
-  EXPECT_EQ(host.status(id).at("pid"), nullptr);
+  const int helper = static_cast<int>(host.status(id).at("pid").as_int64());
+  const auto names = thread_names(helper);
+  EXPECT_NE(std::find(names.begin(), names.end(), "escouade-wasm"), names.end());
+  EXPECT_FALSE(has_engine_threads(host.pid()));
   auto shut = host.call("host/shutdown", json::object{});
   EXPECT_TRUE(shut.ok()) << shut.error_message;
   EXPECT_EQ(host.wait_exit(), 0);

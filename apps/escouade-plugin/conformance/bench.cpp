@@ -204,7 +204,8 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
 
   // The host's own routing factory: processes for run.command, the sandbox for run.js and run.wasm.
   runtime::ProcessProgramFactory process_programs(loop.executor(), processes);
-  sandbox::SandboxProgramFactory sandbox_programs(loop.executor());
+  sandbox::SandboxProgramFactory sandbox_programs(loop.executor(), processes,
+                                                  sandbox::SandboxOptions::installed());
   runtime::ProgramRouter programs;
   programs.route(runtime::RunKind::command, &process_programs);
   programs.route(runtime::RunKind::js, &sandbox_programs);
@@ -220,7 +221,9 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     if (m->run.kind == manifest::RunKind::none) {
       run.skip_rest("it is declarative (no run): nothing runs");
     } else if (!runs) {
-      run.skip_rest("a run.wasm plugin runs in Escouade's sandbox, which does not run wasm yet");
+      run.skip_rest(
+          "a run.js or run.wasm plugin runs in Escouade's sandbox, whose helper "
+          "(escouade-sandbox) is not installed beside this program");
     } else {
       failure = loop.run(run.run());
     }

@@ -113,6 +113,10 @@ class PluginLink {
   // What the journal's "started:" line says of it: "pid 4120, ./guard", "dist/plugin.mjs in the
   // sandbox".
   std::string describe() const { return program_ ? program_->describe() : std::string(); }
+  // Whether it runs in Escouade's sandbox (run.js, run.wasm), in a helper process of the host's.
+  bool sandboxed() const noexcept {
+    return kind_ == runtime::RunKind::js || kind_ == runtime::RunKind::wasm;
+  }
   // Its last lines of standard error (at most 5), for a reason.
   std::string last_stderr() const;
 

@@ -1,4 +1,5 @@
-// The engine's process-wide start and the instances' child contexts (context.hpp).
+// The engine's start in a helper, the instance's context, and how an exception is told
+// (context.hpp).
 
 #include "sandbox/spidermonkey/context.hpp"
 
@@ -6,86 +7,81 @@
 #include <js/ErrorReport.h>
 #include <js/Initialization.h>
 #include <js/RealmOptions.h>
-#include <pthread.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
+#include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
-#include "sandbox/spidermonkey/engine.hpp"
 
 namespace escouade::sandbox::spidermonkey {
 
-namespace {
-
-JSContext* g_parent = nullptr;
-pthread_t g_parent_thread;
-// Contexts of instances alive now: the engine is shut down at the process's exit only when none
-// is (an instance thread still ending past the factory's bounded wait keeps it up).
-std::atomic<int> g_instances{0};
-
-// At exit, before the engine's own static locks are destroyed: its helper threads wait on one
-// of them, and destroying it under them crashes the process on its way out.
-void shut_down_engine() {
-  if (g_instances.load() != 0 || !g_parent || !pthread_equal(g_parent_thread, pthread_self()))
-    return;
-  JS_DestroyContext(g_parent);
-  g_parent = nullptr;
-  JS_ShutDown();
-}
-
-}  // namespace
-
 bool start_engine() {
-  static std::once_flag once;
-  static bool started = false;
-  std::call_once(once, [] {
-    // A wasm memory would otherwise reserve 8 GiB of address space; a run.wasm memory is 64 MB
-    // at most, and AddressSanitizer wants no such reservation either.
-    (void)JS::DisableWasmHugeMemory();
-    // The compile cache's stencils are encoded with the build they were made by.
-    JS::SetProcessBuildIdOp([](JS::BuildIdCharVector* id) {
-      const std::string build = engine_build();
-      return id->append(build.data(), build.size());
-    });
-    if (!JS_Init()) return;
-    g_parent = JS_NewContext(JS::DefaultHeapMaxBytes);
-    if (!g_parent || !JS::InitSelfHostedCode(g_parent)) return;
-    g_parent_thread = pthread_self();
-    std::atexit(shut_down_engine);
-    started = true;
+  // A wasm memory would otherwise reserve 8 GiB of address space; a run.wasm memory is 64 MB
+  // at most, and AddressSanitizer wants no such reservation either.
+  (void)JS::DisableWasmHugeMemory();
+  // Stencils are encoded with the build they were made by: one of another build fails to decode.
+  JS::SetProcessBuildIdOp([](JS::BuildIdCharVector* id) {
+    const std::string build = engine_build();
+    return id->append(build.data(), build.size());
   });
-  return started;
+  return JS_Init();
 }
 
-InstanceContext::InstanceContext(std::uint64_t memory_limit, std::size_t stack_bytes) {
-  engine_ = start_engine() && g_parent;
-  if (!engine_) return;
-  ++g_instances;
-  // Everything this thread allocates from here on is the instance's: its context included.
-  if (memory_limit > 0) account_ = memory::open(memory_limit);
-  const std::uint64_t heap = memory_limit == 0 ? JS::DefaultHeapMaxBytes
-                             : account_        ? 2 * memory_limit
-                                               : memory_limit;
-  cx_ = JS_NewContext(heap, JS_GetRuntime(g_parent));
-  if (!cx_) {
-    memory::close(account_);
-    account_ = 0;
-    --g_instances;
-    return;
+std::string engine_build() {
+  static const std::string build =
+      std::string("escouade ") + ESCOUADE_HOST_VERSION + " " + JS_GetImplementationVersion();
+  return build;
+}
+
+Instance* make_instance(std::uint64_t memory_limit, std::size_t stack_bytes, StatusPage* page,
+                        std::string& why) {
+  auto* instance = new Instance;
+  instance->memory_limit = memory_limit;
+  // Everything the process allocates from here on is the instance's: its context included, and
+  // the engine's threads' work for it.
+  instance->account = memory::open(memory_limit);
+  memory::charge_all_threads(instance->account);
+  memory::publish(instance->account, page);
+  // With an account, the engine's own GC cap only bounds what the heap takes before the account
+  // sees it (near its cap the engine collects again and again before it gives up, which made a
+  // growing heap a CPU end rather than a memory one); without one, it is the limit itself.
+  const std::uint64_t heap = instance->account ? 2 * memory_limit : memory_limit;
+  instance->cx = JS_NewContext(heap);
+  if (!instance->cx) {
+    why = "no room for its context";
+    return nullptr;
   }
   // The engine stops deep recursion ("too much recursion") well before the thread's stack ends.
-  JS_SetNativeStackQuota(cx_, stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
+  JS_SetNativeStackQuota(instance->cx,
+                         stack_bytes - std::min<std::size_t>(stack_bytes / 4, 1024 * 1024));
+  if (!JS::InitSelfHostedCode(instance->cx)) {
+    why = "the engine's own code did not load";
+    return nullptr;
+  }
+  return instance;
 }
 
-InstanceContext::~InstanceContext() {
-  if (!cx_) return;
-  JS_DestroyContext(cx_);
-  memory::close(account_);
-  --g_instances;
+void set_memory_limit(Instance& instance, std::uint64_t memory_limit) {
+  instance.memory_limit = memory_limit;
+  memory::set_limit(instance.account, memory_limit);
+  JS_SetGCParameter(instance.cx, JSGC_MAX_BYTES,
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                        instance.account ? 2 * memory_limit : memory_limit, UINT32_MAX)));
+}
+
+std::optional<runtime::ProgramEnd> run(Instance& instance, const wire::Start& start,
+                                       Channel& channel) {
+  channel.account(instance.account);
+  switch (start.kind) {
+    case wire::Start::Kind::js:
+      return run_js(instance, start, channel);
+    case wire::Start::Kind::wasm:
+      return run_wasm(instance, start, channel);
+    case wire::Start::Kind::compile_js:
+      return compile_js(instance, start, channel);
+  }
+  return crash("its instance could not start: an unknown kind of module");
 }
 
 JSObject* new_sandbox_global(JSContext* cx) {

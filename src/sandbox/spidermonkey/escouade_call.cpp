@@ -13,17 +13,22 @@
 // memory, params that are not JSON, a request longer than a protocol line, no method and no
 // kept answer), 4 (its input ended before the answer came). When the instance must stop, the guest
 // unwinds.
+//
+// Nothing here builds a JSON value: a document's nodes take about 16 times its text (an array of
+// zeros), which the instance's 64 MB would not hold for a few MB of params (issue 26). The params
+// and the answers are checked as text (protocol/json_text.hpp) and copied as they are; the sizes
+// are checked before anything is read.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include <array>
 
+#include "base/utf8.hpp"
+#include "protocol/json_text.hpp"
+#include "protocol/json_write.hpp"
 #include "sandbox/spidermonkey/wasm_guest.hpp"
 
 namespace escouade::sandbox::spidermonkey {
 
 namespace {
-
-namespace json = boost::json;
 
 constexpr std::int32_t kResult = 0;
 constexpr std::int32_t kErrorAnswer = 1;
@@ -32,25 +37,43 @@ constexpr std::int32_t kBadArguments = 3;
 constexpr std::int32_t kNoAnswer = 4;
 
 constexpr std::string_view kIdPrefix = "escouade.call/";
+// The nesting a request's params and an answer may have (the codec's own bound).
+constexpr std::size_t kMaxDepth = 64;
+// The members an answer may have: jsonrpc, id, and result or error (a few more are ignored).
+constexpr std::size_t kAnswerMembers = 8;
 
 bool returns(const JS::CallArgs& args, std::int32_t code) {
   args.rval().setInt32(code);
   return true;
 }
 
-// Whether `line` answers request `id`.
-bool answers(std::string_view line, std::string_view id, json::value& out) {
+// Whether `line` answers request `id` (its JSON string, quotes included): the answer's result,
+// or its error object, as the text it was written with.
+struct Answer {
+  std::string text;
+  std::int32_t code = 0;
+};
+bool answers(std::string_view line, std::string_view quoted_id, Answer& out) {
   // A cheap look first: most lines meanwhile are other messages.
-  if (line.find(id) == std::string_view::npos) return false;
-  boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
-  if (ec || !v.is_object()) return false;
-  const json::object& o = v.as_object();
-  const json::value* got = o.if_contains("id");
-  if (!got || !got->is_string() || got->as_string() != id) return false;
-  if (!o.contains("result") && !o.contains("error")) return false;
-  out = std::move(v);
-  return true;
+  if (line.find(quoted_id) == std::string_view::npos) return false;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+    line.remove_suffix(1);
+  std::array<proto::MemberText, kAnswerMembers> members;
+  const auto count = proto::checked_object_members(line, kMaxDepth, members);
+  if (!count) return false;
+  const std::span<const proto::MemberText> found(members.data(), *count);
+  if (proto::has_escaped_key(found)) return false;
+  const auto id = proto::member(found, "id");
+  if (!id || *id != quoted_id) return false;
+  if (const auto result = proto::member(found, "result")) {
+    out = Answer{std::string(*result), 0};
+    return true;
+  }
+  if (const auto error = proto::member(found, "error")) {
+    out = Answer{std::string(*error), 1};
+    return true;
+  }
+  return false;
 }
 
 // Writes the kept answer into the guest's buffer, or says how much room it needs.
@@ -85,46 +108,40 @@ bool native_escouade_call(JSContext* cx, unsigned argc, JS::Value* vp) {
   if (!m.fits(method_at, method_len) || !m.fits(params_at, params_len) ||
       !m.fits(answer_at, answer_cap) || !m.fits(len_at, 4))
     return returns(args, kBadArguments);
-  const std::string id = std::string(kIdPrefix) + std::to_string(++g.calls);
-  json::object request{{"jsonrpc", "2.0"}, {"id", id}};
-  request["method"] = json::string(reinterpret_cast<const char*>(m.at(method_at)), method_len);
-  if (params_len > 0) {
-    boost::system::error_code ec;
-    json::value params = json::parse(
-        std::string_view(reinterpret_cast<const char*>(m.at(params_at)), params_len), ec);
-    if (ec) return returns(args, kBadArguments);
-    request["params"] = std::move(params);
-  }
-  std::string line = json::serialize(request);
   // A line longer than the protocol allows would be dropped on its way: nothing would answer.
-  if (line.size() >= Channel::kMaxLineBytes) return returns(args, kBadArguments);
-  {
-    // A method that is not UTF-8 would make a line Escouade cannot read: read it back first.
-    boost::system::error_code ec;
-    (void)json::parse(line, ec);
-    if (ec) return returns(args, kBadArguments);
+  // Checked first, before anything of it is read or copied.
+  constexpr std::size_t kEnvelopeBytes = 128;
+  if (std::uint64_t{method_len} + params_len + kEnvelopeBytes >= runtime::kMaxPluginLineBytes)
+    return returns(args, kBadArguments);
+  const std::string_view method(reinterpret_cast<const char*>(m.at(method_at)), method_len);
+  const std::string_view params(reinterpret_cast<const char*>(m.at(params_at)), params_len);
+  // A method that is not UTF-8, or params that are not one JSON value, would make a line
+  // Escouade cannot read. Checked as text: no value is built.
+  if (!is_valid_utf8(method) || (params_len > 0 && !proto::is_json_text(params, kMaxDepth)))
+    return returns(args, kBadArguments);
+  const std::string id = std::string(kIdPrefix) + std::to_string(++g.calls);
+  std::string line = R"({"jsonrpc":"2.0","id":")" + id + R"(","method":)";
+  proto::write_json(line, method);
+  if (params_len > 0) {
+    line += R"(,"params":)";
+    line += params;
   }
-  line += '\n';
+  line += "}\n";
   g.kept_answer.reset();  // a new call forgets an answer never taken
   g.channel.write_out(line);
 
   // It waits for its answer alone: the lines that come meanwhile stay in its input, in order
   // and under the input's bound, for fd_read to give after.
-  json::value answer;
+  const std::string quoted_id = "\"" + id + "\"";
+  Answer answer;
   g.turn_pauses();
   std::optional<std::string> got =
-      g.channel.next_input_where([&](std::string_view l) { return answers(l, id, answer); });
+      g.channel.next_input_where([&](std::string_view l) { return answers(l, quoted_id, answer); });
   g.turn_resumes();
   if (g.channel.stop_cause() != StopCause::none) return false;  // the guest unwinds
   if (!got) return returns(args, kNoAnswer);
-  const json::object& o = answer.as_object();
-  if (const json::value* result = o.if_contains("result")) {
-    g.kept_answer = json::serialize(*result);
-    g.kept_code = kResult;
-  } else {
-    g.kept_answer = json::serialize(o.at("error"));
-    g.kept_code = kErrorAnswer;
-  }
+  g.kept_answer = std::move(answer.text);
+  g.kept_code = answer.code == 0 ? kResult : kErrorAnswer;
   return returns(args, give(g, answer_at, answer_cap, len_at));
 }
 

@@ -1,7 +1,7 @@
-// A run.js instance on the engine (the process-wide start and the child context are
-// context.cpp's, shared with run.wasm). Everything engine-specific about a run.js instance is
-// here: the instance's context, realm and job queue, its natives, the check of its bundle's imports
-// and exports, its turns, and how each way of ending is told.
+// A run.js instance on the engine, in its helper (the engine's start and the instance's context
+// are context.cpp's, shared with run.wasm). Everything engine-specific about a run.js instance is
+// here: its realm and job queue, its natives, the check of its bundle's imports and exports, its
+// turns, and how each way of ending is told.
 
 #include <js/Array.h>
 #include <js/CompilationAndEvaluation.h>
@@ -23,18 +23,18 @@
 #include <jsfriendapi.h>
 #include <pthread.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <list>
-#include <mutex>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
-#include "sandbox/spidermonkey/compile_cache.hpp"
 #include "sandbox/spidermonkey/context.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/job_queue.hpp"
+#include "sandbox/spidermonkey/native_guard.hpp"
 #include "sandbox/spidermonkey/prelude.hpp"
 
 namespace escouade::sandbox::spidermonkey {
@@ -43,13 +43,6 @@ namespace {
 
 using runtime::ProgramEnd;
 
-ProgramEnd crash(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
-}
-ProgramEnd refusal(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
-}
-
 std::string utf8(JSContext* cx, JSString* s) {
   if (!s) return {};
   JS::RootedString str(cx, s);
@@ -57,90 +50,17 @@ std::string utf8(JSContext* cx, JSString* s) {
   return chars ? std::string(chars.get()) : std::string();
 }
 
-// A job queue of our own: the turn's boundaries are ours, and a job stopped by the interrupt
-// callback ends the drain at once (the engine's internal queue, once stopped, stays stopped).
-class JobQueue final : public JS::JobQueue {
- public:
-  explicit JobQueue(JSContext* cx) : jobs_(cx) {}
-
-  JSObject* getIncumbentGlobal(JSContext* cx) override { return JS::CurrentGlobalOrNull(cx); }
-  bool enqueuePromiseJob(JSContext* cx, JS::HandleObject, JS::HandleObject job, JS::HandleObject,
-                         JS::HandleObject) override {
-    if (!jobs_.append(job)) {
-      JS_ReportOutOfMemory(cx);
-      return false;
-    }
-    return true;
-  }
-  // Used by the debugger only, which the sandbox does not have.
-  void runJobs(JSContext* cx) override { (void)drain(cx); }
-  bool empty() const override { return next_ >= jobs_.length(); }
-
-  // Runs every job, those they queue included. False when one failed without an exception
-  // handled by the promise machinery: an interrupt, an uncatchable error, exit(), or a pending
-  // exception left for the caller.
-  bool drain(JSContext* cx) {
-    JS::RootedObject job(cx);
-    JS::RootedValue ignored(cx);
-    while (next_ < jobs_.length()) {
-      job = jobs_[next_++];
-      if (!JS::Call(cx, JS::UndefinedHandleValue, job, JS::HandleValueArray::empty(), &ignored))
-        return false;
-      if (next_ > 1024 && next_ * 2 > jobs_.length()) compact();
-    }
-    jobs_.clear();
-    next_ = 0;
-    return true;
-  }
-  // Before the context is destroyed: the queue's roots go first.
-  void reset() {
-    jobs_.clear();
-    next_ = 0;
-    jobs_.reset();
-  }
-
- private:
-  void compact() {
-    jobs_.erase(jobs_.begin(), jobs_.begin() + next_);
-    next_ = 0;
-  }
-
-  class Saved final : public SavedJobQueue {
-   public:
-    Saved(JSContext* cx, JobQueue& q) : queue_(q), saved_(cx), next_(q.next_) {
-      std::swap(saved_.get(), q.jobs_.get());
-      q.next_ = 0;
-    }
-    ~Saved() override {
-      std::swap(saved_.get(), queue_.jobs_.get());
-      queue_.next_ = next_;
-    }
-
-   private:
-    JobQueue& queue_;
-    JS::PersistentRooted<JS::GCVector<JSObject*, 0, js::SystemAllocPolicy>> saved_;
-    std::size_t next_;
-  };
-
- public:
-  js::UniquePtr<SavedJobQueue> saveJobQueue(JSContext* cx) override {
-    auto saved = js::MakeUnique<Saved>(cx, *this);
-    if (!saved) JS_ReportOutOfMemory(cx);
-    return saved;
-  }
-
- private:
-  JS::PersistentRooted<JS::GCVector<JSObject*, 0, js::SystemAllocPolicy>> jobs_;
-  std::size_t next_ = 0;
-};
-
 // What the natives and the callbacks share, on the instance's thread.
-struct Instance {
-  Instance(JSContext* c, Channel& ch, const JsBundle& b)
-      : cx(c), channel(ch), bundle(b), feed(c), readline(c), fs(c) {}
+struct JsInstance {
+  JsInstance(JSContext* c, Channel& ch, const wire::Start& s)
+      : cx(c), channel(ch), start(s), feed(c), readline(c), fs(c) {
+    for (const auto& [name, text] : s.root_files)
+      root_files.emplace(name, &text);
+  }
   JSContext* cx;
   Channel& channel;
-  const JsBundle& bundle;
+  const wire::Start& start;
+  std::map<std::string, const std::string*, std::less<>> root_files;  // readFileSync's
   JS::PersistentRootedValue feed;       // the prelude's function of a line of input
   JS::PersistentRootedObject readline;  // the synthetic modules, made at their first import
   JS::PersistentRootedObject fs;
@@ -157,8 +77,8 @@ struct Instance {
   }
 };
 
-Instance& instance_of(JSContext* cx) {
-  return *static_cast<Instance*>(JS_GetContextPrivate(cx));
+JsInstance& instance_of(JSContext* cx) {
+  return *static_cast<JsInstance*>(JS_GetContextPrivate(cx));
 }
 
 // --- natives of the prelude's host object
@@ -171,7 +91,7 @@ bool native_write(JSContext* cx, unsigned argc, JS::Value* vp) {
   if (!s) return false;
   JS::UniqueChars chars = JS_EncodeStringToUTF8(cx, s);
   if (!chars) return false;
-  Instance& in = instance_of(cx);
+  JsInstance& in = instance_of(cx);
   if (fd == 1)
     in.channel.write_out(chars.get());
   else
@@ -202,13 +122,13 @@ bool native_read_file(JSContext* cx, unsigned argc, JS::Value* vp) {
   JS::RootedString s(cx, JS::ToString(cx, args.get(0)));
   if (!s) return false;
   const std::string name = utf8(cx, s);
-  const auto& files = instance_of(cx).bundle.root_files.files;
+  const auto& files = instance_of(cx).root_files;
   const auto it = files.find(name);
   if (it == files.end()) {
     args.rval().setNull();
     return true;
   }
-  JSString* text = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(it->second.data(), it->second.size()));
+  JSString* text = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(it->second->data(), it->second->size()));
   if (!text) return false;
   args.rval().setString(text);
   return true;
@@ -218,12 +138,12 @@ bool native_read_file(JSContext* cx, unsigned argc, JS::Value* vp) {
 
 bool on_interrupt(JSContext* cx) {
   // The engine calls it for its own reasons too: only the channel's stop ends the instance.
-  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  auto* in = static_cast<JsInstance*>(JS_GetContextPrivate(cx));
   return !in || in->channel.stop_cause() == StopCause::none;
 }
 
 void on_out_of_memory(JSContext* cx, void*) {
-  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  auto* in = static_cast<JsInstance*>(JS_GetContextPrivate(cx));
   if (!in) return;
   in->out_of_memory = true;
   // The bundle may catch the error: its next interrupt check ends it all the same.
@@ -232,13 +152,13 @@ void on_out_of_memory(JSContext* cx, void*) {
 
 // After each collection: the GC heap's size counts with the account's blocks.
 void on_gc(JSContext* cx, JSGCStatus status, JS::GCReason, void*) {
-  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  auto* in = static_cast<JsInstance*>(JS_GetContextPrivate(cx));
   if (in && status == JSGC_END) in->channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
 }
 
 void on_rejection(JSContext* cx, bool, JS::HandleObject promise,
                   JS::PromiseRejectionHandlingState state, void*) {
-  auto* in = static_cast<Instance*>(JS_GetContextPrivate(cx));
+  auto* in = static_cast<JsInstance*>(JS_GetContextPrivate(cx));
   if (!in) return;
   if (state == JS::PromiseRejectionHandlingState::Unhandled) {
     in->unhandled.emplace_back(cx, promise);
@@ -251,10 +171,23 @@ void on_rejection(JSContext* cx, bool, JS::HandleObject promise,
     }
 }
 
-std::string describe_value(JSContext* cx, JS::HandleValue v) {
-  JS::RootedObject none(cx);
-  JS::ExceptionStack stack(cx, v, none);
-  return describe(cx, stack, true);
+// Telling a thrown value may run the bundle's code (its toString): it runs in a turn of its own,
+// under the same budget and the same memory as any other (issue 26: a spinning toString ran 15 s
+// outside any turn). A stop meanwhile is what ends the instance, with its own sentence.
+template <class Tell>
+std::string told_in_a_turn(JsInstance& in, Tell tell) {
+  in.channel.turn_begins();
+  std::string told = tell();
+  in.channel.turn_ends();
+  return told;
+}
+
+std::string describe_value(JsInstance& in, JS::HandleValue v) {
+  return told_in_a_turn(in, [&] {
+    JS::RootedObject none(in.cx);
+    JS::ExceptionStack stack(in.cx, v, none);
+    return describe(in.cx, stack, true);
+  });
 }
 
 JSObject* compile_module(JSContext* cx, std::string_view source, const char* name) {
@@ -268,7 +201,7 @@ JSObject* compile_module(JSContext* cx, std::string_view source, const char* nam
 // The resolve hook hands out node:fs and node:readline, made once an instance; nothing else
 // reaches it (the imports were checked before linking), and import() has no hook at all.
 JSObject* resolve(JSContext* cx, JS::HandleValue, JS::HandleObject request) {
-  Instance& in = instance_of(cx);
+  JsInstance& in = instance_of(cx);
   const std::string specifier = utf8(cx, JS::GetModuleRequestSpecifier(cx, request));
   JS::PersistentRootedObject* slot = specifier == "node:readline" ? &in.readline
                                      : specifier == "node:fs"     ? &in.fs
@@ -325,7 +258,7 @@ std::optional<ProgramEnd> check_exports(JSContext* cx, JS::HandleObject module) 
 }
 
 // How a call into the bundle that returned false ends the instance.
-ProgramEnd failed(Instance& in) {
+ProgramEnd failed(JsInstance& in) {
   JSContext* cx = in.cx;
   if (auto why = in.channel.stop_reason()) {
     JS_ClearPendingException(cx);
@@ -336,11 +269,13 @@ ProgramEnd failed(Instance& in) {
     return crash("its instance exited with code " + std::to_string(*in.exit_code));
   }
   if (!JS_IsExceptionPending(cx)) return crash("its instance crashed: an uncatchable error");
-  return crash("its instance crashed: " + describe_pending(cx, true));
+  std::string told = told_in_a_turn(in, [&] { return describe_pending(cx, true); });
+  if (auto why = in.channel.stop_reason()) return crash(std::move(*why));
+  return crash("its instance crashed: " + told);
 }
 
 // After each turn: a stop asked meanwhile, or a rejection no handler took, ends it.
-std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promise) {
+std::optional<ProgramEnd> after_turn(JsInstance& in, JS::HandleObject module_promise) {
   JSContext* cx = in.cx;
   in.channel.gc_bytes(JS_GetGCParameter(cx, JSGC_BYTES));
   in.channel.check_memory();
@@ -349,24 +284,28 @@ std::optional<ProgramEnd> after_turn(Instance& in, JS::HandleObject module_promi
     JS::RootedObject promise(cx, it->get());
     if (promise == module_promise) continue;  // told below, with the module's own words
     JS::RootedValue reason(cx, JS::GetPromiseResult(promise));
-    return crash("its instance crashed: an unhandled rejection: " + describe_value(cx, reason));
+    std::string told = describe_value(in, reason);
+    if (auto why = in.channel.stop_reason()) return crash(std::move(*why));
+    return crash("its instance crashed: an unhandled rejection: " + told);
   }
   if (module_promise && JS::GetPromiseState(module_promise) == JS::PromiseState::Rejected) {
     JS::RootedValue reason(cx, JS::GetPromiseResult(module_promise));
-    return crash("its instance crashed: " + describe_value(cx, reason));
+    std::string told = describe_value(in, reason);
+    if (auto why = in.channel.stop_reason()) return crash(std::move(*why));
+    return crash("its instance crashed: " + told);
   }
   return std::nullopt;
 }
 
 // The prelude did not run: stopped while it ran (a stop() during the start interrupts it: that
 // is the stop's end, not a fault of the prelude), or a fault of ours.
-ProgramEnd prelude_failed(Instance& in) {
+ProgramEnd prelude_failed(JsInstance& in) {
   if (in.channel.stop_cause() != StopCause::none) return failed(in);
   return crash("its instance could not start: the prelude failed: " +
                describe_pending(in.cx, true));
 }
 
-bool call_feed(Instance& in, JS::HandleValue arg) {
+bool call_feed(JsInstance& in, JS::HandleValue arg) {
   JSContext* cx = in.cx;
   JS::RootedValue f(cx, in.feed);
   JS::RootedValue ignored(cx);
@@ -377,39 +316,38 @@ bool call_feed(Instance& in, JS::HandleValue arg) {
 
 // The instance in its realm: the prelude, the checks, the module, then a turn for each line of
 // input until nothing is left to do.
-ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
+ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
   JSContext* cx = in.cx;
-  const JsBundle& bundle = in.bundle;
+  const wire::Start& start = in.start;
   JS::RootedObject global(cx, JS::CurrentGlobalOrNull(cx));
 
   // Nothing of the bundle has run yet: a refusal here leaves nothing behind.
-  JS::RootedObject module(cx, cached_module(cx, cache, bundle.source, bundle.name));
-  if (!module) {
-    if (in.channel.stop_cause() != StopCause::none) return failed(in);
-    return refusal("its bundle does not compile: " + describe_pending(cx, true));
-  }
-  if (auto refused = check_imports(cx, module, bundle.name)) return *refused;
+  std::optional<ProgramEnd> not_compiled;
+  JS::RootedObject module(cx, bundle_module(cx, start, in.channel, not_compiled));
+  if (!module) return not_compiled.value_or(crash("its instance could not start"));
+  if (auto refused = check_imports(cx, module, start.name)) return *refused;
+  // Compiled or decoded: a stencil the host gave did not crash the instance.
+  in.channel.ready();
 
   // The prelude, with its natives.
   JS::RootedObject host(cx, JS_NewPlainObject(cx));
-  if (!host || !JS_DefineFunction(cx, host, "write", native_write, 2, 0) ||
-      !JS_DefineFunction(cx, host, "wantInput", native_want_input, 1, 0) ||
-      !JS_DefineFunction(cx, host, "exit", native_exit, 1, 0) ||
-      !JS_DefineFunction(cx, host, "readFile", native_read_file, 1, 0))
+  if (!host || !JS_DefineFunction(cx, host, "write", guarded<native_write>, 2, 0) ||
+      !JS_DefineFunction(cx, host, "wantInput", guarded<native_want_input>, 1, 0) ||
+      !JS_DefineFunction(cx, host, "exit", guarded<native_exit>, 1, 0) ||
+      !JS_DefineFunction(cx, host, "readFile", guarded<native_read_file>, 1, 0))
     return failed(in);
   JS::RootedValue url(cx);
   JS::RootedValue folder(cx);
-  if (JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(bundle.url.data(), bundle.url.size())))
+  if (JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(start.url.data(), start.url.size())))
     url.setString(s);
   if (JSString* s =
-          JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(bundle.folder.data(), bundle.folder.size())))
+          JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(start.folder.data(), start.folder.size())))
     folder.setString(s);
   if (!JS_DefineProperty(cx, host, "url", url, 0) ||
       !JS_DefineProperty(cx, host, "folder", folder, 0))
     return failed(in);
   {
-    // Parsed once a process: each instance decodes its stencil (compile_cache.hpp).
-    JS::RootedScript prelude(cx, script_compiled_once(cx, kPrelude, "(escouade prelude)"));
+    JS::RootedScript prelude(cx, compile_script(cx, kPrelude, "(escouade prelude)"));
     JS::RootedValue maker(cx);
     if (!prelude || !JS_ExecuteScript(cx, prelude, &maker)) return prelude_failed(in);
     JS::RootedValueArray<1> args(cx);
@@ -471,59 +409,50 @@ ProgramEnd run_in_realm(Instance& in, JobQueue& jobs, CompileCache& cache) {
 
 }  // namespace
 
-ProgramEnd run_js(const JsBundle& bundle, Channel& channel, std::size_t stack_bytes,
-                  CompileCache& cache) {
-  InstanceContext context(channel.limits().memory_bytes, stack_bytes);
-  if (!context.engine()) return crash("its instance could not start: no JS engine");
-  JSContext* cx = context.get();
-  if (!cx) return crash("its instance could not start: no room for its context");
-  channel.account(context.account());
+ProgramEnd run_js(Instance& instance, const wire::Start& start, Channel& channel) {
+  JSContext* cx = instance.cx;
   JS::ContextOptionsRef(cx).setWasm(false).setWasmBaseline(false).setWasmIon(false);
 
   ProgramEnd end;
   JobQueue jobs(cx);
-  {
-    Instance in(cx, channel, bundle);
-    JS_SetContextPrivate(cx, &in);
-    JS::SetJobQueue(cx, &jobs);
-    if (!JS::InitSelfHostedCode(cx)) {
-      end = crash("its instance could not start: the engine's own code did not load");
-    } else {
-      JS_AddInterruptCallback(cx, on_interrupt);
-      JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
-      JS_SetGCCallback(cx, on_gc, nullptr);
-      JS::SetPromiseRejectionTrackerCallback(cx, on_rejection, nullptr);
-      JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
-      channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  JsInstance in(cx, channel, start);
+  JS_SetContextPrivate(cx, &in);
+  JS::SetJobQueue(cx, &jobs);
+  JS_AddInterruptCallback(cx, on_interrupt);
+  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+  JS_SetGCCallback(cx, on_gc, nullptr);
+  JS::SetPromiseRejectionTrackerCallback(cx, on_rejection, nullptr);
+  JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
+  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
 
-      JS::RootedObject global(cx, new_sandbox_global(cx));
-      if (!global) {
-        end = in.channel.stop_cause() != StopCause::none
-                  ? failed(in)
-                  : crash("its instance could not start: no room for its global");
-      } else {
-        JSAutoRealm realm(cx, global);
-        end = run_in_realm(in, jobs, cache);
-        JS_ClearPendingException(cx);
-      }
-      channel.set_interrupter(nullptr);
-    }
-    in.reset_roots();
-    jobs.reset();
-    JS_SetContextPrivate(cx, nullptr);
+  JS::RootedObject global(cx, new_sandbox_global(cx));
+  if (!global) {
+    end = in.channel.stop_cause() != StopCause::none
+              ? failed(in)
+              : crash("its instance could not start: no room for its global");
+  } else {
+    JSAutoRealm realm(cx, global);
+    end = run_in_realm(in, jobs);
+    JS_ClearPendingException(cx);
   }
+  // The process ends with the instance: nothing is torn down, only the interrupts stop.
+  channel.set_interrupter(nullptr);
   return end;
 }
 
-void precompile(const std::string& source, const std::string& name, CompileCache& cache,
-                std::size_t stack_bytes) {
-  InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
-  JSContext* cx = context.get();
-  if (!cx || !JS::InitSelfHostedCode(cx)) return;
+std::optional<ProgramEnd> compile_js(Instance& instance, const wire::Start& start,
+                                     Channel& channel) {
+  JSContext* cx = instance.cx;
   JS::RootedObject global(cx, new_sandbox_global(cx));
-  if (!global) return;
+  if (!global) return crash("its compile could not start: no room for its global");
   JSAutoRealm realm(cx, global);
-  (void)compile_into(cx, cache, source, name);
+  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  std::optional<ProgramEnd> end;
+  auto encoded = encoded_bundle(cx, start, channel, end);
+  channel.set_interrupter(nullptr);
+  if (!encoded) return end;
+  channel.send(wire::ToHost::stencil, *encoded);
+  return std::nullopt;
 }
 
 }  // namespace escouade::sandbox::spidermonkey

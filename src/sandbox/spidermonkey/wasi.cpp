@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/native_guard.hpp"
 #include "sandbox/spidermonkey/wasm_guest.hpp"
 
 namespace escouade::sandbox::spidermonkey {
@@ -336,22 +337,22 @@ constexpr std::string_view kI32x4 = "\x7f\x7f\x7f\x7f";
 // WASI preview1's functions as wasm32 declares them (its witx: pointers and sizes are i32,
 // timestamps, file sizes and offsets i64; proc_exit returns nothing).
 constexpr std::array kWasiNatives{
-    Native{"args_get", args_get, kI32x2, kI32},
-    Native{"args_sizes_get", args_sizes_get, kI32x2, kI32},
-    Native{"environ_get", environ_get, kI32x2, kI32},
-    Native{"environ_sizes_get", environ_sizes_get, kI32x2, kI32},
-    Native{"clock_time_get", clock_time_get, "\x7f\x7e\x7f", kI32},
-    Native{"random_get", random_get, kI32x2, kI32},
-    Native{"poll_oneoff", poll_oneoff, kI32x4, kI32},
-    Native{"sched_yield", sched_yield, "", kI32},
-    Native{"fd_read", fd_read, kI32x4, kI32},
-    Native{"fd_write", fd_write, kI32x4, kI32},
-    Native{"fd_close", fd_close, kI32, kI32},
-    Native{"fd_seek", fd_seek, "\x7f\x7e\x7f\x7f", kI32},
-    Native{"fd_fdstat_get", fd_fdstat_get, kI32x2, kI32},
-    Native{"fd_prestat_get", fd_prestat_get, kI32x2, kI32},
-    Native{"fd_prestat_dir_name", fd_prestat_dir_name, kI32x3, kI32},
-    Native{"proc_exit", proc_exit, kI32, ""},
+    Native{"args_get", guarded<args_get>, kI32x2, kI32},
+    Native{"args_sizes_get", guarded<args_sizes_get>, kI32x2, kI32},
+    Native{"environ_get", guarded<environ_get>, kI32x2, kI32},
+    Native{"environ_sizes_get", guarded<environ_sizes_get>, kI32x2, kI32},
+    Native{"clock_time_get", guarded<clock_time_get>, "\x7f\x7e\x7f", kI32},
+    Native{"random_get", guarded<random_get>, kI32x2, kI32},
+    Native{"poll_oneoff", guarded<poll_oneoff>, kI32x4, kI32},
+    Native{"sched_yield", guarded<sched_yield>, "", kI32},
+    Native{"fd_read", guarded<fd_read>, kI32x4, kI32},
+    Native{"fd_write", guarded<fd_write>, kI32x4, kI32},
+    Native{"fd_close", guarded<fd_close>, kI32, kI32},
+    Native{"fd_seek", guarded<fd_seek>, "\x7f\x7e\x7f\x7f", kI32},
+    Native{"fd_fdstat_get", guarded<fd_fdstat_get>, kI32x2, kI32},
+    Native{"fd_prestat_get", guarded<fd_prestat_get>, kI32x2, kI32},
+    Native{"fd_prestat_dir_name", guarded<fd_prestat_dir_name>, kI32x3, kI32},
+    Native{"proc_exit", guarded<proc_exit>, kI32, ""},
 };
 
 }  // namespace
@@ -376,7 +377,7 @@ bool define_imports(JSContext* cx, JS::HandleObject imports) {
     if (!JS_DefineFunction(cx, wasi, std::string(n.name).c_str(), n.fn,
                            static_cast<unsigned>(n.params.size()), 0))
       return false;
-  if (!JS_DefineFunction(cx, escouade, "call", native_escouade_call, 7, 0)) return false;
+  if (!JS_DefineFunction(cx, escouade, "call", guarded<native_escouade_call>, 7, 0)) return false;
   JS::RootedValue v(cx, JS::ObjectValue(*wasi));
   if (!JS_DefineProperty(cx, imports, std::string(kWasi).c_str(), v, JSPROP_ENUMERATE))
     return false;

@@ -1,6 +1,6 @@
-// A run.wasm instance on the engine: its checks before anything runs, its compilation (once a
-// factory, sandbox/spidermonkey/engine.hpp's CompiledModules), its instantiation with the
-// natives of wasi.cpp and escouade_call.cpp, its _start, and how each way of ending is told.
+// A run.wasm instance on the engine, in its helper: its checks before anything runs
+// (sandbox/wasm_module.hpp), its compile, its instantiation with the natives of wasi.cpp and
+// escouade_call.cpp, its _start, and how each way of ending is told.
 
 #include <js/ArrayBuffer.h>
 #include <js/ContextOptions.h>
@@ -16,95 +16,21 @@
 #include <jsfriendapi.h>
 #include <mozilla/RefPtr.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
+#include <cstring>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/context.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/job_queue.hpp"
 #include "sandbox/spidermonkey/wasm_guest.hpp"
 
 namespace escouade::sandbox::spidermonkey {
 
-class CompiledModules {
- public:
-  struct Found {
-    RefPtr<JS::WasmModule> module;  // compiled before
-    bool claimed = false;           // none: the caller compiles it, then keep() or give_up()
-  };
-  // The module compiled from `bytes` (counted as reused when `reuse`); while another thread
-  // compiles the same bytes, waits for it, until `stop` holds (then neither).
-  Found find_or_claim(const std::string& bytes, bool reuse, const std::function<bool()>& stop) {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      if (auto it = modules_.find(bytes); it != modules_.end()) {
-        if (reuse) ++counts_.reused;
-        return Found{it->second, false};
-      }
-      if (!compiling_.contains(bytes)) {
-        compiling_.insert(bytes);
-        return Found{nullptr, true};
-      }
-      if (stop && stop()) return Found{};
-      ready_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-  }
-  void keep(const std::string& bytes, RefPtr<JS::WasmModule> module) {
-    {
-      std::lock_guard lock(mutex_);
-      ++counts_.compiled;
-      modules_.emplace(bytes, std::move(module));
-      compiling_.erase(bytes);
-    }
-    ready_.notify_all();
-  }
-  void give_up(const std::string& bytes) {
-    {
-      std::lock_guard lock(mutex_);
-      compiling_.erase(bytes);
-    }
-    ready_.notify_all();
-  }
-  CompiledCounts counts() const {
-    std::lock_guard lock(mutex_);
-    return counts_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  // Keyed by the very bytes compiled (their hash picks the bucket; equality is exact). The
-  // engine's modules are reference-counted atomically and may be released on any thread.
-  std::unordered_map<std::string, RefPtr<JS::WasmModule>> modules_;
-  // The bytes some thread is compiling now (a precompile at load, or a first instance).
-  std::unordered_set<std::string_view> compiling_;
-  CompiledCounts counts_;
-};
-
-std::shared_ptr<CompiledModules> make_compiled_modules() {
-  return std::make_shared<CompiledModules>();
-}
-
-CompiledCounts counts_of(const CompiledModules& modules) {
-  return modules.counts();
-}
-
 namespace {
 
 using runtime::ProgramEnd;
-
-ProgramEnd crash(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
-}
-ProgramEnd refusal(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
-}
 
 // How a call into the guest that returned false ends the instance.
 ProgramEnd failed(WasmGuest& g) {
@@ -158,24 +84,23 @@ JSObject* compile(JSContext* cx, JS::HandleObject webassembly, const std::string
   return module;
 }
 
-// The compiled module: made again from the factory's (waiting for it while a precompile makes
-// it), or compiled now and kept there. Null when it does not compile, or when it must stop
-// (`stop`) while it waits.
-JSObject* module_of(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes,
-                    CompiledModules& compiled, bool reuse, const std::function<bool()>& stop) {
-  auto found = compiled.find_or_claim(bytes, reuse, stop);
-  if (found.module) return found.module->createObject(cx);
-  if (!found.claimed) return nullptr;
-  JS::RootedObject module(cx, compile(cx, webassembly, bytes));
-  if (module) {
-    compiled.keep(bytes, JS::GetWasmModule(module));
-  } else {
-    compiled.give_up(bytes);
+// Why a compile that returned nothing failed: the stop that ended it (its CPU budget; its memory,
+// which no compile of this module would fit in either), or the engine's validation.
+ProgramEnd compile_failed(WasmGuest& g) {
+  if (g.channel.stop_cause() == StopCause::out_of_memory) {
+    JS_ClearPendingException(g.cx);
+    return refusal("its module does not compile within " +
+                   std::to_string(g.channel.limits().memory_bytes / (1024 * 1024)) +
+                   " MB of memory");
   }
-  return module;
+  if (auto why = g.channel.stop_reason()) {
+    JS_ClearPendingException(g.cx);
+    return refusal(std::move(*why));
+  }
+  return refusal("its module does not compile: " + describe_pending(g.cx, false));
 }
 
-ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules& compiled) {
+ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes) {
   JSContext* cx = g.cx;
   JS::RootedObject global(cx, JS::CurrentGlobalOrNull(cx));
   JS::RootedObject webassembly(cx);
@@ -183,12 +108,11 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
     return crash("its instance could not start: the engine has no WebAssembly");
 
   // Nothing of the module has run yet: a refusal here leaves nothing behind.
-  JS::RootedObject module(cx, module_of(cx, webassembly, bytes, compiled, true,
-                                        [&] { return g.channel.stop_cause() != StopCause::none; }));
-  if (!module) {
-    if (g.channel.stop_cause() != StopCause::none) return failed(g);
-    return refusal("its module does not compile: " + describe_pending(cx, false));
-  }
+  g.channel.turn_begins(/*compile=*/true);
+  JS::RootedObject module(cx, compile(cx, webassembly, bytes));
+  g.channel.turn_ends();
+  if (!module) return compile_failed(g);
+  g.channel.ready();
 
   JS::RootedObject imports(cx, JS_NewPlainObject(cx));
   if (!imports || !define_imports(cx, imports)) return failed(g);
@@ -226,64 +150,47 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes, CompiledModules&
   return crash("its instance exited with code 0");
 }
 
-// wasm compiled once, by Ion, in full: with the baseline compiler too, the engine compiles fast
-// and then again with Ion on a helper thread, which on a busy core took ~1 ms slices from the
-// instance's turns for as long as it ran (the pinned p99 of a decision was 0.9 ms).
-void use_wasm_ion(JSContext* cx) {
-  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(false).setWasmIon(true);
+// The module compiled fast by the baseline compiler, so that it starts at once, then by Ion on
+// the engine's helper threads, whose code replaces the baseline's when it is ready: compiled
+// code cannot be kept across processes (SpiderMonkey 102 does not serialize it), so each
+// instance compiles its module, and Ion alone would make each start wait for it (the guard's
+// 509 KB: 17 ms with the baseline compiler, 82 ms with Ion). The helper threads' work is charged
+// to the instance's memory, not to its turns.
+void use_tiered_wasm(JSContext* cx) {
+  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
 }
 
 }  // namespace
 
-void precompile_wasm(const std::string& bytes, CompiledModules& compiled, std::size_t stack_bytes) {
-  InstanceContext context(0, stack_bytes);  // not an instance's: no account, the default heap
-  JSContext* cx = context.get();
-  if (!cx) return;
-  use_wasm_ion(cx);
-  if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) return;
-  JS::RootedObject global(cx, new_sandbox_global(cx));
-  if (!global) return;
-  JSAutoRealm realm(cx, global);
-  JS::RootedObject webassembly(cx);
-  if (property(cx, global, "WebAssembly", &webassembly) && webassembly)
-    (void)module_of(cx, webassembly, bytes, compiled, false, nullptr);
-  JS_ClearPendingException(cx);
-}
-
-ProgramEnd run_wasm(const WasmPlugin& plugin, Channel& channel, std::size_t stack_bytes,
-                    CompiledModules& compiled) {
-  InstanceContext context(channel.limits().memory_bytes, stack_bytes);
-  if (!context.engine()) return crash("its instance could not start: no JS engine");
-  JSContext* cx = context.get();
-  if (!cx) return crash("its instance could not start: no room for its context");
-  channel.account(context.account());
-  use_wasm_ion(cx);
+ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& channel) {
+  JSContext* cx = instance.cx;
+  auto prepared = prepare_module(start.source, linear_memory_pages(channel.limits().memory_bytes),
+                                 serves_wasm_import);
+  if (!prepared) return refusal(prepared.error().message);
+  use_tiered_wasm(cx);
 
   ProgramEnd end;
-  {
-    WasmGuest guest(cx, channel, plugin.name);
-    JS_SetContextPrivate(cx, &guest);
-    if (!js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) {
-      end = crash("its instance could not start: the engine's own code did not load");
-    } else {
-      JS_AddInterruptCallback(cx, on_interrupt);
-      JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
-      channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
-      JS::RootedObject global(cx, new_sandbox_global(cx));
-      if (!global) {
-        end = channel.stop_cause() != StopCause::none
-                  ? failed(guest)
-                  : crash("its instance could not start: no room for its global");
-      } else {
-        JSAutoRealm realm(cx, global);
-        end = run_in_realm(guest, plugin.bytes, compiled);
-        JS_ClearPendingException(cx);
-      }
-      channel.set_interrupter(nullptr);
-    }
-    guest.memory.reset();
-    JS_SetContextPrivate(cx, nullptr);
+  WasmGuest guest(cx, channel, start.name);
+  JS_SetContextPrivate(cx, &guest);
+  // A run.wasm instance runs no promise job; the engine wants a queue all the same.
+  JobQueue jobs(cx);
+  JS::SetJobQueue(cx, &jobs);
+  JS_AddInterruptCallback(cx, on_interrupt);
+  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  JS::RootedObject global(cx, new_sandbox_global(cx));
+  if (!global) {
+    end = channel.stop_cause() != StopCause::none
+              ? failed(guest)
+              : crash("its instance could not start: no room for its global");
+  } else {
+    JSAutoRealm realm(cx, global);
+    end = run_in_realm(guest, prepared->bytes);
+    JS_ClearPendingException(cx);
   }
+  // The process ends with the instance: nothing is torn down, only the interrupts stop.
+  channel.set_interrupter(nullptr);
+  guest.memory.reset();
   return end;
 }
 

@@ -1,0 +1,105 @@
+#include "sandbox/spidermonkey/bundle_code.hpp"
+
+#include <js/CompilationAndEvaluation.h>
+#include <js/SourceText.h>
+#include <js/Transcoding.h>
+#include <js/experimental/JSStencil.h>
+#include <mozilla/RefPtr.h>
+
+#include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/context.hpp"
+
+namespace escouade::sandbox::spidermonkey {
+
+namespace {
+
+// Why a compile that returned nothing failed: the stop that ended it (its CPU budget, a
+// refusal; its memory, which no compile of this bundle would fit in either), or the engine's
+// words for the error (a SyntaxError: nothing of the bundle has run, so telling it runs none of
+// its code).
+runtime::ProgramEnd compile_failed(JSContext* cx, Channel& channel) {
+  if (channel.stop_cause() == StopCause::out_of_memory) {
+    JS_ClearPendingException(cx);
+    return refusal("its bundle does not compile within " +
+                   std::to_string(channel.limits().memory_bytes / (1024 * 1024)) + " MB of memory");
+  }
+  if (auto why = channel.stop_reason()) {
+    JS_ClearPendingException(cx);
+    return refusal(std::move(*why));
+  }
+  return refusal("its bundle does not compile: " + describe_pending(cx, true));
+}
+
+RefPtr<JS::Stencil> compiled(JSContext* cx, const JS::CompileOptions& options,
+                             const wire::Start& start, Channel& channel) {
+  JS::SourceText<mozilla::Utf8Unit> text;
+  if (!text.init(cx, start.source.data(), start.source.size(), JS::SourceOwnership::Borrowed))
+    return nullptr;
+  channel.turn_begins(/*compile=*/true);
+  RefPtr<JS::Stencil> stencil = JS::CompileModuleScriptToStencil(cx, options, text);
+  channel.turn_ends();
+  return stencil;
+}
+
+RefPtr<JS::Stencil> decoded(JSContext* cx, const JS::CompileOptions& options,
+                            const std::string& encoded) {
+  JS::DecodeOptions decode(options);
+  JS::TranscodeRange range(reinterpret_cast<const std::uint8_t*>(encoded.data()), encoded.size());
+  JS::Stencil* raw = nullptr;
+  if (JS::DecodeStencil(cx, decode, range, &raw) != JS::TranscodeResult::Ok || !raw) {
+    JS_ClearPendingException(cx);
+    return nullptr;
+  }
+  return already_AddRefed<JS::Stencil>(raw);
+}
+
+}  // namespace
+
+JSObject* bundle_module(JSContext* cx, const wire::Start& start, Channel& channel,
+                        std::optional<runtime::ProgramEnd>& end) {
+  JS::CompileOptions options(cx);
+  options.setFileAndLine(start.name.c_str(), 1);
+  RefPtr<JS::Stencil> stencil;
+  if (!start.stencil.empty()) {
+    stencil = decoded(cx, options, start.stencil);
+    // Another build's, or damaged: the host drops it, and the bundle is compiled here.
+    if (!stencil) channel.send(wire::ToHost::stale_stencil, {});
+  }
+  if (!stencil) stencil = compiled(cx, options, start, channel);
+  if (!stencil) {
+    end = compile_failed(cx, channel);
+    return nullptr;
+  }
+  JS::InstantiateOptions instantiate(options);
+  JSObject* module = JS::InstantiateModuleStencil(cx, instantiate, stencil.get());
+  if (!module) end = crash("its instance could not start: " + describe_pending(cx, true));
+  return module;
+}
+
+std::optional<std::string> encoded_bundle(JSContext* cx, const wire::Start& start, Channel& channel,
+                                          std::optional<runtime::ProgramEnd>& end) {
+  JS::CompileOptions options(cx);
+  options.setFileAndLine(start.name.c_str(), 1);
+  RefPtr<JS::Stencil> stencil = compiled(cx, options, start, channel);
+  if (!stencil) {
+    end = compile_failed(cx, channel);
+    return std::nullopt;
+  }
+  JS::TranscodeBuffer buffer;
+  if (JS::EncodeStencil(cx, stencil.get(), buffer) != JS::TranscodeResult::Ok) {
+    JS_ClearPendingException(cx);
+    end = crash("its bundle compiled, but could not be encoded");
+    return std::nullopt;
+  }
+  return std::string(reinterpret_cast<const char*>(buffer.begin()), buffer.length());
+}
+
+JSScript* compile_script(JSContext* cx, std::string_view source, const char* name) {
+  JS::CompileOptions options(cx);
+  options.setFileAndLine(name, 1);
+  JS::SourceText<mozilla::Utf8Unit> text;
+  if (!text.init(cx, source.data(), source.size(), JS::SourceOwnership::Borrowed)) return nullptr;
+  return JS::Compile(cx, options, text);
+}
+
+}  // namespace escouade::sandbox::spidermonkey

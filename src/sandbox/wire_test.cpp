@@ -1,0 +1,125 @@
+// The records between the host and a helper: both ends' encodings, the reader fed in pieces of
+// every size, and what the host makes of a helper that writes what is no record.
+
+#include "sandbox/wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace escouade::sandbox::wire {
+namespace {
+
+struct Seen {
+  char kind;
+  std::string bytes;
+  friend bool operator==(const Seen&, const Seen&) = default;
+};
+
+std::vector<Seen> read_all(RecordReader& reader, std::string_view stream, std::size_t piece) {
+  std::vector<Seen> seen;
+  for (std::size_t at = 0; at < stream.size(); at += piece) {
+    reader.feed(stream.substr(at, piece), [&](char kind, std::string_view bytes) {
+      seen.push_back({kind, std::string(bytes)});
+    });
+  }
+  return seen;
+}
+
+TEST(Wire, RecordsComeWholeAndInOrderWhateverThePieces) {
+  std::string stream;
+  append_record(stream, 'L', "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n");
+  append_record(stream, 'H', count(2));
+  append_record(stream, 'D', "");
+  append_record(stream, 'L', std::string(70000, 'x'));
+  const std::vector<Seen> expected{{'L', "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n"},
+                                   {'H', count(2)},
+                                   {'D', ""},
+                                   {'L', std::string(70000, 'x')}};
+  for (std::size_t piece :
+       {std::size_t{1}, std::size_t{3}, std::size_t{5}, std::size_t{4096}, stream.size()}) {
+    RecordReader reader(1 << 20);
+    EXPECT_EQ(read_all(reader, stream, piece), expected) << "pieces of " << piece;
+    EXPECT_EQ(reader.buffered(), 0u);
+  }
+}
+
+TEST(Wire, ARecordPastTheBoundStopsTheReader) {
+  std::string stream;
+  append_record(stream, 'E', "Cfine");
+  append_record(stream, 'T', std::string(100, 's'));
+  append_record(stream, 'E', "Cnever seen");
+  RecordReader reader(99);
+  const auto seen = read_all(reader, stream, 7);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].bytes, "Cfine");
+  EXPECT_TRUE(reader.failed());
+  // Its length alone says so: 4 GiB claimed in a header is refused before any byte of it.
+  RecordReader huge(1 << 20);
+  EXPECT_FALSE(huge.feed(std::string("T\xff\xff\xff\xff", 5), [](char, std::string_view) {}));
+}
+
+TEST(Wire, AStartRecordKeepsEverythingItHolds) {
+  Start s;
+  s.kind = Start::Kind::js;
+  s.memory_bytes = 16ull << 20;
+  s.turn_ms = 300;
+  s.turn_deciding_ms = 50;
+  s.name = "dist/plugin.mjs";
+  s.url = "file:///plugin/dist/plugin.mjs";
+  s.folder = "/plugin";
+  s.source = std::string("import 'node:fs';\n\0binary", 25);
+  s.stencil = std::string(1000, '\xee');
+  s.root_files = {{"rules.json", "{}"}, {"b.json", ""}};
+  const auto back = decode_start(encode(s));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->kind, s.kind);
+  EXPECT_EQ(back->memory_bytes, s.memory_bytes);
+  EXPECT_EQ(back->turn_ms, 300u);
+  EXPECT_EQ(back->turn_deciding_ms, 50u);
+  EXPECT_EQ(back->name, s.name);
+  EXPECT_EQ(back->url, s.url);
+  EXPECT_EQ(back->folder, s.folder);
+  EXPECT_EQ(back->source, s.source);
+  EXPECT_EQ(back->stencil, s.stencil);
+  EXPECT_EQ(back->root_files, s.root_files);
+  // Cut anywhere, or with a byte more, it is no start.
+  const std::string bytes = encode(s);
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 97)
+    EXPECT_FALSE(decode_start(std::string_view(bytes).substr(0, cut))) << cut;
+  EXPECT_FALSE(decode_start(bytes + "x"));
+  EXPECT_FALSE(decode_start("\x09" + bytes.substr(1)));  // no such kind
+}
+
+TEST(Wire, AnEndIsReadAsTheHostReadsAHelpersWords) {
+  const auto crash = decode_ended(encode(Ended{false, "its instance crashed: TypeError: x"}));
+  ASSERT_TRUE(crash);
+  EXPECT_FALSE(crash->refusal);
+  EXPECT_EQ(crash->reason, "its instance crashed: TypeError: x");
+  const auto refused = decode_ended(encode(Ended{true, "its bundle imports \"node:net\""}));
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(refused->refusal);
+  // A reason of a megabyte is cut at kMaxReasonBytes, on a character's end.
+  std::string long_reason = "x" + std::string(kMaxReasonBytes, '\xc3');
+  for (std::size_t i = 2; i < long_reason.size(); i += 2)
+    long_reason[i] = '\xa9';  // é after é
+  const auto cut = decode_ended("C" + long_reason);
+  ASSERT_TRUE(cut);
+  EXPECT_LE(cut->reason.size(), kMaxReasonBytes);
+  EXPECT_GT(cut->reason.size(), kMaxReasonBytes - 4);
+  // Not UTF-8, or no kind: not an end.
+  EXPECT_FALSE(decode_ended("C\xff"));
+  EXPECT_FALSE(decode_ended("Xreason"));
+  EXPECT_FALSE(decode_ended(""));
+}
+
+TEST(Wire, ACountIsEightBytes) {
+  EXPECT_EQ(count_of(count(0)), 0u);
+  EXPECT_EQ(count_of(count(4u << 20)), 4u << 20);
+  EXPECT_FALSE(count_of("1234567"));
+  EXPECT_FALSE(count_of("123456789"));
+}
+
+}  // namespace
+}  // namespace escouade::sandbox::wire
