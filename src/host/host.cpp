@@ -75,11 +75,12 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
       on_status_(std::move(on_status)),
       journal_writer_(std::make_shared<JournalWriter>()),
       workers_(executor_, config_.worker_threads),
-      settings_(config_.data_dir / "plugin-settings") {
+      settings_(config_.data_dir / "plugin-settings"),
+      timer_pacer_(executor_, clock_) {
   services_.secrets = {executor_, &workers_, config_.keychain};
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};
-  services_.timers = {executor_, &clock_};
+  services_.timers = {executor_, &clock_, &timer_pacer_};
 }
 
 Host::~Host() {

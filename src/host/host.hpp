@@ -28,6 +28,7 @@
 #include "runtime/program.hpp"
 #include "services/context.hpp"
 #include "services/settings.hpp"
+#include "services/timer_pacer.hpp"
 #include "supervisor/handshake.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -193,6 +194,9 @@ class Host {
   std::shared_ptr<JournalWriter> journal_writer_;
   Workers workers_;
   services::SettingsStore settings_;
+  // The sandboxed plugins' timers fire within their share of this thread; before the plugins,
+  // whose runs' timers use it until they end.
+  services::TimerPacer timer_pacer_;
   services::ServiceContext services_;
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;
   std::vector<Plugin*> load_order_;  // the plugins_ in the order they were loaded

@@ -43,9 +43,12 @@ struct FilesContext {
 };
 
 // timer/* (services/timers.hpp): the host's loop runs the timers, `clock` keeps their time.
+class TimerPacer;
 struct TimersContext {
   boost::asio::any_io_executor host;
   Clock* clock = nullptr;
+  // Every sandboxed plugin's firings within their rates (timer_pacer.hpp); null: none paced.
+  TimerPacer* pacer = nullptr;
 };
 
 struct ServiceContext {

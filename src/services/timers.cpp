@@ -9,6 +9,7 @@
 #include "base/lifeline.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
+#include "services/timer_pacer.hpp"
 
 namespace escouade::services {
 
@@ -24,7 +25,10 @@ class RunTimers {
  public:
   RunTimers(const TimersContext& ctx, PluginChannel channel, std::shared_ptr<Journal> journal)
       : ctx_(ctx), channel_(std::move(channel)), journal_(std::move(journal)) {}
-  ~RunTimers() { lifeline_.end(); }
+  ~RunTimers() {
+    lifeline_.end();
+    if (ctx_.pacer) ctx_.pacer->forget(this);
+  }
   RunTimers(const RunTimers&) = delete;
   RunTimers& operator=(const RunTimers&) = delete;
 
@@ -63,7 +67,12 @@ class RunTimers {
 
  private:
   void fired(std::int64_t id) {
-    // Cancelled meanwhile: its wait ended as fired before the cancel reached it.
+    if (!ctx_.pacer) return deliver(id);
+    // It stays active until its timer/fired goes out: at most 64 of a run wait for their turn.
+    ctx_.pacer->deliver(this, lifeline_.guard([this, id] { deliver(id); }));
+  }
+  void deliver(std::int64_t id) {
+    // Cancelled meanwhile: its wait ended, or its turn came, before the cancel reached it.
     if (active_.erase(id) == 0) return;
     under_limit();
     channel_.notify(method::TimerFired::kName, json::value_from(proto::TimerParams{id}));
