@@ -209,7 +209,10 @@ void Channel::stop(StopCause cause) {
   {
     std::lock_guard lock(mutex_);
     StopCause none = StopCause::none;
-    if (cause_.compare_exchange_strong(none, cause)) stop_at_ = std::chrono::steady_clock::now();
+    if (cause_.compare_exchange_strong(none, cause)) {
+      stop_at_ = std::chrono::steady_clock::now();
+      stopped_compiling_.store(in_turn_ && compiling_);
+    }
     if (cause == StopCause::out_of_memory && status_) status_->over_memory.store(1);
     interrupt_locked();
   }
@@ -234,6 +237,9 @@ std::optional<std::string> Channel::stop_reason() const {
       return "a turn ran past " + std::to_string(over_budget_ms()) +
              " ms: Escouade stopped its instance";
     case StopCause::out_of_memory:
+      if (stopped_compiling_.load())
+        return "its module does not compile within " +
+               std::to_string(limits_.memory_bytes / (1024 * 1024)) + " MB of memory";
       return "its instance ran past " + std::to_string(limits_.memory_bytes / (1024 * 1024)) +
              " MB of memory: Escouade stopped it";
     case StopCause::compile_too_long:
@@ -299,6 +305,7 @@ bool Channel::check_turn() {
   if (cause_.compare_exchange_strong(none, cause)) {
     over_budget_ms_.store(budget_ms_);
     stop_at_ = std::chrono::steady_clock::now();
+    stopped_compiling_.store(compiling_);
   }
   interrupt_locked();
   return true;

@@ -89,11 +89,15 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // (the engine busy where it does not look), the watchdog ends the helper with the reason.
   void stop(StopCause cause);
   // The sentence of the end the stop asked for ("a turn ran past 2000 ms: Escouade stopped its
-  // instance", "its instance ran past 64 MB of memory: Escouade stopped it"); nullopt when no
-  // stop was asked.
+  // instance", "its instance ran past 64 MB of memory: Escouade stopped it", "its module does
+  // not compile within 64 MB of memory" when a compile took it there); nullopt when no stop was
+  // asked.
   std::optional<std::string> stop_reason() const;
-  // Whether that end is a refusal (a compile past its budget never fits), not a crash.
-  bool stop_is_refusal() const noexcept { return cause_.load() == StopCause::compile_too_long; }
+  // Whether that end is a refusal (a compile past its budget or its memory never fits), not a
+  // crash.
+  bool stop_is_refusal() const noexcept {
+    return cause_.load() == StopCause::compile_too_long || stopped_compiling_.load();
+  }
   long long over_budget_ms() const noexcept { return over_budget_ms_.load(); }
   // How the engine interrupts the instance's thread from another thread; set once its context
   // exists, cleared before it is destroyed.
@@ -170,6 +174,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::chrono::steady_clock::time_point stop_at_{};
 
   std::atomic<StopCause> cause_{StopCause::none};
+  std::atomic<bool> stopped_compiling_{false};  // the stop came during a compile's turn
   std::atomic<long long> over_budget_ms_{0};
   std::atomic<std::uint64_t> gc_bytes_{0};
   std::atomic<memory::Account> account_{0};

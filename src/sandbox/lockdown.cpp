@@ -61,6 +61,16 @@ constexpr std::array kAllowed{
     Allowed{"getrusage", "the engine's GC reads its own CPU time for its statistics"},
 };
 
+// A comparison of a call's first argument (libseccomp's SCMP_A0 is a C compound literal).
+scmp_arg_cmp first_arg(scmp_compare op, scmp_datum_t a, scmp_datum_t b = 0) {
+  scmp_arg_cmp cmp{};
+  cmp.arg = 0;
+  cmp.op = op;
+  cmp.datum_a = a;
+  cmp.datum_b = b;
+  return cmp;
+}
+
 Error failed(std::string what, int error) {
   return make_error(platform::Errc::os_failure, what + ": " + std::strerror(error));
 }
@@ -140,13 +150,13 @@ Result<void> install_filter() {
   for (const Allowed& a : kAllowed) {
     if (auto r = rule(a.name, SCMP_ACT_ALLOW, 0, nullptr); !r) return r;
   }
-  const scmp_arg_cmp thread[] = {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)};
+  const scmp_arg_cmp thread[] = {first_arg(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)};
   if (auto r = rule("clone", SCMP_ACT_ALLOW, 1, thread); !r) return r;
-  const scmp_arg_cmp set_name[] = {SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME)};
+  const scmp_arg_cmp set_name[] = {first_arg(SCMP_CMP_EQ, PR_SET_NAME)};
   if (auto r = rule("prctl", SCMP_ACT_ALLOW, 1, set_name); !r) return r;
-  const scmp_arg_cmp get_name[] = {SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME)};
+  const scmp_arg_cmp get_name[] = {first_arg(SCMP_CMP_EQ, PR_GET_NAME)};
   if (auto r = rule("prctl", SCMP_ACT_ALLOW, 1, get_name); !r) return r;
-  const scmp_arg_cmp own[] = {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid()))};
+  const scmp_arg_cmp own[] = {first_arg(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid()))};
   if (auto r = rule("tgkill", SCMP_ACT_ALLOW, 1, own); !r) return r;
   if (auto r = rule("clone3", SCMP_ACT_ERRNO(ENOSYS), 0, nullptr); !r) return r;
   // No file is opened; those the C library looks at by itself are told they may not be.

@@ -46,10 +46,6 @@ void publish_bytes(Slot* s, std::int64_t now) noexcept {
     page->account_bytes.store(static_cast<std::uint64_t>(now > 0 ? now : 0),
                               std::memory_order_relaxed);
 }
-void publish_over(Slot* s) noexcept {
-  if (StatusPage* page = s->page.load(std::memory_order_relaxed))
-    page->over_memory.store(1, std::memory_order_relaxed);
-}
 
 Slot* slot_of(Account account) noexcept {
   const std::uint32_t index = account & kSlotMask;
@@ -104,6 +100,11 @@ Header* header_of(void* p) noexcept {
 bool charged(void* p) noexcept {
   const std::uint64_t word = *(static_cast<const std::uint64_t*>(p) - 1);
   return (word & kTagMask) == kTag;
+}
+
+void publish_over(Slot* s) noexcept {
+  if (StatusPage* page = s->page.load(std::memory_order_relaxed))
+    page->over_memory.store(1, std::memory_order_relaxed);
 }
 
 // The thread's pending charge added to its account's counter: the counter's new value.

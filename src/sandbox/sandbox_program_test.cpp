@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "base/temp_dir.hpp"
 #include "sandbox/sandbox_test_fixture.hpp"
 
 namespace escouade::sandbox {
@@ -243,6 +246,32 @@ TEST_F(Sandbox, AGrowingHeapIsStoppedAtItsLimitEvenWhenTheErrorIsCaught) {
   EXPECT_EQ(end.reason, "its instance ran past " + std::to_string(limits.memory_bytes >> 20) +
                             " MB of memory: Escouade stopped it")
       << (err_.empty() ? std::string() : err_.back());
+}
+
+// A compile takes the instance's memory too: a bundle that cannot compile within it never runs,
+// and is refused rather than restarted (issue 26: a 40 MB bundle took 1.28 GB to compile).
+TEST_F(Sandbox, ABundleThatDoesNotCompileWithinItsMemoryIsRefused) {
+  TempDir dir("escouade-dense");
+  std::string dense = "const t = [];\n";
+  for (int i = 0; dense.size() < (3u << 20); ++i)
+    dense += "t.push(function f" + std::to_string(i) + "(a,b){const o={x:a+" + std::to_string(i) +
+             ",y:[b,'s'],z:{k:'v'}};return o;});\n";
+  std::ofstream(dir.path() / "plugin.mjs") << dense;
+  runtime::ProgramLimits limits;
+  limits.memory_bytes = 16u * 1024u * 1024u;
+  runtime::ProgramSpec spec = spec_of("echo", "plugin.mjs", limits);
+  spec.folder = dir.path();
+  spec.module = dir.path() / "plugin.mjs";
+  start(spec);
+  const auto& end = ended();
+  EXPECT_EQ(end.kind, ProgramEnd::Kind::refusal) << end.reason;
+  if (helpers_account()) {
+    EXPECT_EQ(end.reason, "its module does not compile within 16 MB of memory");
+  } else {
+    // Without an account (AddressSanitizer) the GC heap's cap alone: the engine's own
+    // out-of-memory error, which the compile reports.
+    EXPECT_EQ(end.reason.rfind("its bundle does not compile", 0), 0u) << end.reason;
+  }
 }
 
 // Memory outside the GC heap: the memory account (memory_account.hpp), at the default 64 MB.

@@ -18,11 +18,6 @@ namespace {
 // words for the error (a SyntaxError: nothing of the bundle has run, so telling it runs none of
 // its code).
 runtime::ProgramEnd compile_failed(JSContext* cx, Channel& channel) {
-  if (channel.stop_cause() == StopCause::out_of_memory) {
-    JS_ClearPendingException(cx);
-    return refusal("its bundle does not compile within " +
-                   std::to_string(channel.limits().memory_bytes / (1024 * 1024)) + " MB of memory");
-  }
   if (auto why = channel.stop_reason()) {
     JS_ClearPendingException(cx);
     return refusal(std::move(*why));

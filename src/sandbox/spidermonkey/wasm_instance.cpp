@@ -87,12 +87,6 @@ JSObject* compile(JSContext* cx, JS::HandleObject webassembly, const std::string
 // Why a compile that returned nothing failed: the stop that ended it (its CPU budget; its memory,
 // which no compile of this module would fit in either), or the engine's validation.
 ProgramEnd compile_failed(WasmGuest& g) {
-  if (g.channel.stop_cause() == StopCause::out_of_memory) {
-    JS_ClearPendingException(g.cx);
-    return refusal("its module does not compile within " +
-                   std::to_string(g.channel.limits().memory_bytes / (1024 * 1024)) +
-                   " MB of memory");
-  }
   if (auto why = g.channel.stop_reason()) {
     JS_ClearPendingException(g.cx);
     return refusal(std::move(*why));
