@@ -32,10 +32,18 @@ struct Allowed {
 };
 std::span<const Allowed> allowed_calls();
 
+// The calls a build with AddressSanitizer adds for its own runtime (sigaltstack, pipe2); none in
+// the helpers that ship.
+std::span<const char* const> sanitizer_calls();
+
 // The CPU one helper may use in all, past which the kernel ends it (SIGXCPU): a backstop under
 // the watchdog's budget of each turn, which a helper whose engine was subverted could dodge. An
 // honest instance spends milliseconds a turn: an hour is far beyond any.
 inline constexpr std::uint64_t kCpuSeconds = 3600;
+
+// The descriptors it may hold (RLIMIT_NOFILE) when it keeps `keep`: `keep`, none to make (a build
+// with AddressSanitizer leaves its runtime a few).
+int open_files(int keep);
 
 // Step 1. `keep` descriptors from 0 up stay open (its pipes, its control pipe); every other
 // one is closed. `data_bytes`: the most of its private writable memory (RLIMIT_DATA), 0 for none

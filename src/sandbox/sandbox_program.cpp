@@ -28,10 +28,25 @@ namespace {
 // real one, which names the user and the layout of their disk (issue 26).
 constexpr std::string_view kSeenFolder = "/plugin";
 
-// What the host reads of a helper's memory, as a backstop to its own account: past twice its
-// limit in memory no file backs, it is ended (docs/sandbox.md, "The limits").
-constexpr std::uint64_t kBackstopFactor = 2;
+// How often the host reads a helper's memory, as a backstop to its own account (docs/sandbox.md,
+// "The limits"; SandboxOptions::memory_backstop_bytes).
 constexpr auto kMemoryPeriod = std::chrono::seconds(1);
+
+// Whether this build watches its helpers' memory: not under AddressSanitizer (its helpers' shadow
+// memory and quarantine inflate what they hold several times).
+constexpr bool watches_memory() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}
 
 // What waits for a helper that has not taken its program yet, at most: twice what its input
 // holds, so that handing it over makes its input full (and says so) as it would have been.
@@ -345,12 +360,16 @@ std::string SandboxProgram::describe() const {
 }
 
 void SandboxProgram::watch_memory() {
+  const std::uint64_t bound = state_->options.memory_backstop_bytes
+                                  ? state_->options.memory_backstop_bytes
+                                  : 2 * spec_.limits.memory_bytes;
+  if (!watches_memory() && !state_->options.memory_backstop_bytes) return;
   if (!memory_timer_) memory_timer_ = std::make_unique<asio::steady_timer>(state_->executor);
   memory_timer_->expires_after(kMemoryPeriod);
-  memory_timer_->async_wait(lifeline_.guard([this](boost::system::error_code ec) {
+  memory_timer_->async_wait(lifeline_.guard([this, bound](boost::system::error_code ec) {
     if (ec || finished_ || !helper_) return;
     if (const auto pid = helper_->process().pid()) {
-      if (platform::private_resident_bytes(*pid) > kBackstopFactor * spec_.limits.memory_bytes) {
+      if (platform::private_resident_bytes(*pid) > bound) {
         memory_stop_ = true;
         helper_->process().stop();
         return;

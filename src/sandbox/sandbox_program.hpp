@@ -44,6 +44,12 @@ struct SandboxOptions {
   // Helpers started ahead of need, each ready to take a plugin: a start then costs no process
   // start nor engine start (docs/PERFORMANCE.md). 0: each start makes its own.
   std::size_t spares = 1;
+  // The host's own watch of a helper's memory, a backstop to the instance's account: past this
+  // much private resident memory (no file backs it), read every second from /proc, the helper
+  // is ended for its memory. 0: twice the plugin's memory limit (128 MB for 64), what the
+  // account itself refuses past; none in a build with AddressSanitizer, whose shadow memory and
+  // quarantine make a process's resident memory several times what it holds.
+  std::uint64_t memory_backstop_bytes = 0;
 
   // The installed helper (installed_helper()), compiled bundles kept in `cache_folder`.
   static SandboxOptions installed(std::filesystem::path cache_folder = {});
