@@ -31,6 +31,8 @@ namespace {
 constexpr std::size_t kInputBacklog = 4u * 1024u * 1024u;
 // Without a pidfd (kernels before 5.3), how often to look whether the process ended.
 constexpr std::chrono::milliseconds kExitPoll{50};
+// What a write's buffer may keep between writes; a larger one is given back once written.
+constexpr std::size_t kKeptWriteRoom = 256u * 1024u;
 
 }  // namespace
 
@@ -222,10 +224,15 @@ void resume_if_drained(const StatePtr& s);
 void write_next(const StatePtr& s) {
   if (s->writing || s->pending.empty() || !s->in) return;
   s->writing = true;
-  s->in_flight.clear();
-  s->in_flight.reserve(s->pending_bytes);
-  for (auto& l : s->pending)
-    s->in_flight += l.text;
+  if (s->pending.size() == 1) {
+    // Taken, not copied: a sandbox helper's start record weighs megabytes.
+    s->in_flight = std::move(s->pending.front().text);
+  } else {
+    s->in_flight.clear();
+    s->in_flight.reserve(s->pending_bytes);
+    for (auto& l : s->pending)
+      s->in_flight += l.text;
+  }
   s->pending.clear();
   s->pending_bytes = 0;
   asio::async_write(*s->in, asio::buffer(s->in_flight),
@@ -233,6 +240,9 @@ void write_next(const StatePtr& s) {
                       if (!s->owner) return;
                       s->writing = false;
                       s->in_flight.clear();
+                      // The room of a large write (a start record) is not kept for its life.
+                      if (s->in_flight.capacity() > kKeptWriteRoom)
+                        std::string().swap(s->in_flight);
                       s->uncounted = 0;  // it was at the front of the first write
                       if (ec) {
                         // It closed its input or ended: what was not written is lost with it.

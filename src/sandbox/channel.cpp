@@ -48,8 +48,7 @@ bool Channel::read_more() {
     const bool ok = records_.feed(std::string_view(buf, static_cast<std::size_t>(n)),
                                   [&](char kind, std::string_view bytes) {
                                     switch (static_cast<wire::ToHelper>(kind)) {
-                                      case wire::ToHelper::start:
-                                        if (!start_) start_ = wire::decode_start(bytes);
+                                      case wire::ToHelper::start:  // once, read first
                                         break;
                                       case wire::ToHelper::line:
                                         queue(std::string(bytes), false);
@@ -71,13 +70,36 @@ bool Channel::read_more() {
 }
 
 std::optional<wire::Start> Channel::read_start() {
-  while (!start_ && input_.empty()) {
-    if (!read_more()) break;
+  // Read whole into a buffer of its size, once: it may weigh megabytes, and every copy of it in a
+  // new process is pages touched for the first time. Nothing is read past it.
+  const auto read_exactly = [&](char* to, std::size_t size) {
+    while (size > 0) {
+      const ssize_t n = ::read(fds_.in, to, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      to += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  char header[wire::kHeaderBytes];
+  if (input_ended_ || !read_exactly(header, sizeof header)) {
+    input_ended_ = true;
+    return std::nullopt;
   }
-  if (!start_) return std::nullopt;
-  auto start = std::move(start_);
-  start_.reset();
-  return start;
+  std::uint32_t length = 0;
+  for (int i = 4; i >= 1; --i)
+    length = (length << 8) | static_cast<unsigned char>(header[i]);
+  if (header[0] != static_cast<char>(wire::ToHelper::start) || length > kMaxStartBytes) {
+    input_ended_ = true;
+    return std::nullopt;
+  }
+  auto body = std::make_shared<std::string>(length, '\0');
+  if (!read_exactly(body->data(), body->size())) {
+    input_ended_ = true;
+    return std::nullopt;
+  }
+  return wire::decode_start(std::move(body));
 }
 
 void Channel::queue(std::string line, bool droppable) {

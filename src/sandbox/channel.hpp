@@ -50,7 +50,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
           std::shared_ptr<Watchdog> watchdog);
 
   // --- its input
-  // The start record, first on its input; nullopt when the input ended or held something else.
+  // The start record, first on its input, read whole before anything else; nullopt when the
+  // input ended or began with something else.
   std::optional<wire::Start> read_start();
   // The next line of its input ('\n' included), waiting for it outside any turn; nullopt at the
   // end of its input, or at once when it must stop.
@@ -126,6 +127,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   static constexpr std::size_t kInputBacklog = 4u * 1024u * 1024u;
   // A record longer than this on its input is not the host's: the input ends there.
   static constexpr std::size_t kMaxRecordBytes = 64u * 1024u * 1024u;
+  // The start record's bound: a bundle (8 MiB), its stencil (CompileCache::kMaxStencilBytes,
+  // 96 MiB) and its root files.
+  static constexpr std::size_t kMaxStartBytes = 128u * 1024u * 1024u;
   // The CPU a compile may take (a bundle compiled at the start, or a module): a bundle that
   // needs more never will run.
   static constexpr std::chrono::milliseconds kCompileBudget{10000};
@@ -157,7 +161,6 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool input_ended_ = false;
   bool input_full_ = false;
   std::size_t dropped_ = 0;
-  std::optional<wire::Start> start_;
   std::atomic<std::size_t> decisions_{0};
 
   std::mutex control_mutex_;  // the records of the instance's and the watchdog's threads

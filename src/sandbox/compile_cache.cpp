@@ -108,22 +108,23 @@ void CompileCache::remember(const Key& key, std::shared_ptr<const std::string> s
   }
 }
 
-std::optional<std::string> CompileCache::find(const Key& key) {
+std::shared_ptr<const std::string> CompileCache::find(const Key& key) {
   {
     std::lock_guard lock(mutex_);
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
       if (it->digest != key.digest) continue;
       kept_.splice(kept_.begin(), kept_, it);
       ++counts_.from_memory;
-      return *kept_.front().stencil;
+      return kept_.front().stencil;
     }
   }
   auto stencil = read_file(key);
-  if (!stencil) return std::nullopt;
+  if (!stencil) return nullptr;
+  auto shared = std::make_shared<const std::string>(*std::move(stencil));
   std::lock_guard lock(mutex_);
   ++counts_.from_disk;
-  remember(key, std::make_shared<const std::string>(*stencil));
-  return stencil;
+  remember(key, shared);
+  return shared;
 }
 
 std::optional<std::string> CompileCache::read_file(const Key& key) {

@@ -49,9 +49,9 @@ class CompileCache {
   // What the keys and file names take as the engine's build: "escouade 0.1.0, mozjs 102.15.1".
   static std::string build();
 
-  // The stencil kept for `key`, its digest checked: from memory, else from its file; nullopt
-  // when there is none, or none whole.
-  std::optional<std::string> find(const Key& key);
+  // The stencil kept for `key`, its digest checked: from memory, else from its file; null when
+  // there is none, or none whole. Shared, not copied: a stencil may weigh megabytes.
+  std::shared_ptr<const std::string> find(const Key& key);
   // A compile helper's stencil for `key`: kept in memory and written (0600, beside then renamed,
   // so that a reader sees a whole file or none), in place of the entries of the same plugin and
   // module (an older key). Once a process, after its first write: the files of another build go,

@@ -145,17 +145,23 @@ SandboxOptions SandboxOptions::installed(std::filesystem::path cache_folder) {
 
 struct SandboxProgram::Prepared {
   std::optional<ProgramEnd> refused;  // why it may not run as it is
-  wire::Start start;
   std::optional<CompileCache::Key> key;
+  bool stencil_given = false;  // the cache's stencil is in the record
+  // The start record, made on the worker: megabytes for a large bundle and its stencil, which
+  // the host's thread only hands to the helper's pipe.
+  std::string record;
 };
 
 namespace {
 
 // On a worker: everything the helper gets, read as files/read reads (no link out, sizes read
-// while reading), and the bundle's compile when the cache keeps it.
-SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, CompileCache& cache) {
+// while reading), and the bundle's compile when the cache keeps it, made into its start record.
+// For a compile helper: a record only when the cache has no stencil of the bundle.
+enum class StartFor { running, compiling };
+SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, CompileCache& cache,
+                                       StartFor what = StartFor::running) {
   SandboxProgram::Prepared p;
-  wire::Start& s = p.start;
+  wire::Start s;
   s.memory_bytes = spec.limits.memory_bytes;
   s.turn_ms = static_cast<std::uint32_t>(spec.limits.turn.count());
   s.turn_deciding_ms = static_cast<std::uint32_t>(spec.limits.turn_deciding.count());
@@ -168,7 +174,8 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
       p.refused = refusal("its module " + s.name + " cannot be read: " + bytes.error().message);
       return p;
     }
-    s.source = *std::move(bytes);
+    s.source = *bytes;
+    p.record = wire::start_record(s);
     return p;
   }
   s.kind = wire::Start::Kind::js;
@@ -177,18 +184,27 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
     p.refused = refusal("its bundle " + s.name + " cannot be read: " + source.error().message);
     return p;
   }
-  s.source = *std::move(source);
+  s.source = *source;
   if (auto refused = refuse_old_sdk(s.source)) {
     p.refused = refusal(std::move(*refused));
     return p;
   }
   s.folder = kSeenFolder;
   s.url = "file://" + std::string(kSeenFolder) + "/" + s.name;
+  p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source);
+  const std::shared_ptr<const std::string> stencil = cache.find(*p.key);
+  if (what == StartFor::compiling) {
+    if (stencil) return p;  // compiled already
+    s.kind = wire::Start::Kind::compile_js;
+    p.record = wire::start_record(s);
+    return p;
+  }
   RootFiles root = read_root_files(*folder);
   for (auto& [name, text] : root.files)
     s.root_files.emplace_back(name, std::move(text));
-  p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source);
-  if (auto stencil = cache.find(*p.key)) s.stencil = *std::move(stencil);
+  if (stencil) s.stencil = *stencil;
+  p.stencil_given = stencil != nullptr;
+  p.record = wire::start_record(s);
   return p;
 }
 
@@ -274,8 +290,8 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   helper_->bind(std::move(forward), std::move(control));
 
   key_ = p->key;
-  stencil_given_ = !p->start.stencil.empty();
-  helper_->process().write_first(wire::record(wire::ToHelper::start, wire::encode(p->start)));
+  stencil_given_ = p->stencil_given;
+  helper_->process().write_first(std::move(p->record));
   while (!waiting_.empty()) {
     auto [record, droppable] = std::move(waiting_.front());
     waiting_.pop_front();
@@ -461,7 +477,7 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
   // bundles are compiled ahead.
   if (spec.kind != runtime::RunKind::js) return;
   struct Read {
-    std::optional<wire::Start> start;  // nullopt: nothing to compile (kept, or not readable)
+    std::string record;  // empty: nothing to compile (kept, or not readable)
     CompileCache::Key key;
   };
   std::weak_ptr<SandboxState> weak = state_;
@@ -470,20 +486,18 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
       spec.plugin_id,
       [state = state_, spec]() {
         Read r;
-        auto p = prepare_start(spec, state->cache);
+        auto p = prepare_start(spec, state->cache, StartFor::compiling);
         // What does not read, or may not run, is left to its start, which says why.
-        if (p.refused || !p.key || !p.start.stencil.empty()) return r;
-        p.start.kind = wire::Start::Kind::compile_js;
-        p.start.root_files.clear();
+        if (p.refused || !p.key || p.record.empty()) return r;
         r.key = *p.key;
-        r.start = std::move(p.start);
+        r.record = std::move(p.record);
         return r;
       },
       [weak, plugin = spec.plugin_id](Read r) {
         auto state = weak.lock();
         if (!state) return;
         --state->reading;
-        if (!r.start) return;
+        if (r.record.empty()) return;
         auto helper = state->take_helper();
         if (!helper) return;  // the start compiles it then
         state->compiles.push_back({std::move(*helper), r.key, plugin});
@@ -518,8 +532,7 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
               });
         };
         job->helper->bind(std::move(events), std::move(control));
-        job->helper->process().write_first(
-            wire::record(wire::ToHelper::start, wire::encode(*r.start)));
+        job->helper->process().write_first(std::move(r.record));
         state->replenish();
       });
 }

@@ -40,11 +40,29 @@ bool take_u32(std::string_view& in, std::uint32_t& n) {
   return true;
 }
 
-bool take_bytes(std::string_view& in, std::string& out) {
+bool take_view(std::string_view& in, std::string_view& out) {
   std::uint64_t n = 0;
   if (!take_u64(in, n) || n > in.size()) return false;
-  out.assign(in.substr(0, n));
+  out = in.substr(0, n);
   in.remove_prefix(n);
+  return true;
+}
+
+// A count of padding bytes (at most 7), then as many zeros.
+bool skip_padding(std::string_view& in) {
+  if (in.empty()) return false;
+  const auto pad = static_cast<unsigned char>(in[0]);
+  if (pad > 7 || in.size() < 1u + pad) return false;
+  for (std::size_t i = 1; i <= pad; ++i)
+    if (in[i] != '\0') return false;
+  in.remove_prefix(1u + pad);
+  return true;
+}
+
+bool take_bytes(std::string_view& in, std::string& out) {
+  std::string_view view;
+  if (!take_view(in, view)) return false;
+  out.assign(view);
   return true;
 }
 
@@ -68,10 +86,24 @@ std::optional<std::uint64_t> count_of(std::string_view bytes) {
   return n;
 }
 
-std::string encode(const Start& s) {
+std::string start_record(const Start& s) {
+  std::size_t size = 1 + 8 + 4 + 4;
+  for (std::string_view part : {std::string_view(s.name), std::string_view(s.url),
+                                std::string_view(s.folder), s.source, s.stencil})
+    size += 8 + part.size();
+  // The stencil's bytes begin at a multiple of 8 from the body's start (the helper reads the
+  // body into an allocation of its own, which malloc aligns): the engine uses them in place.
+  const std::size_t before_stencil = 1 + 8 + 4 + 4 + 8 + s.name.size() + 8 + s.url.size() + 8 +
+                                     s.folder.size() + 8 + s.source.size() + 1 + 8;
+  const std::size_t pad = (8 - before_stencil % 8) % 8;
+  size += 1 + pad;
+  size += 8;
+  for (const auto& [name, text] : s.root_files)
+    size += 16 + name.size() + text.size();
   std::string out;
-  out.reserve(64 + s.name.size() + s.url.size() + s.folder.size() + s.source.size() +
-              s.stencil.size());
+  out.reserve(kHeaderBytes + size);
+  out.push_back(static_cast<char>(ToHelper::start));
+  put_u32(out, static_cast<std::uint32_t>(size));
   out.push_back(static_cast<char>(s.kind));
   put_u64(out, s.memory_bytes);
   put_u32(out, s.turn_ms);
@@ -80,6 +112,8 @@ std::string encode(const Start& s) {
   put_bytes(out, s.url);
   put_bytes(out, s.folder);
   put_bytes(out, s.source);
+  out.push_back(static_cast<char>(pad));
+  out.append(pad, '\0');
   put_bytes(out, s.stencil);
   put_u64(out, s.root_files.size());
   for (const auto& [name, text] : s.root_files) {
@@ -89,9 +123,10 @@ std::string encode(const Start& s) {
   return out;
 }
 
-std::optional<Start> decode_start(std::string_view in) {
+std::optional<Start> decode_start(std::shared_ptr<const std::string> body) {
+  if (!body || body->empty()) return std::nullopt;
+  std::string_view in = *body;
   Start s;
-  if (in.empty()) return std::nullopt;
   const auto kind = static_cast<std::uint8_t>(in[0]);
   if (kind < 1 || kind > 3) return std::nullopt;
   s.kind = static_cast<Start::Kind>(kind);
@@ -99,8 +134,8 @@ std::optional<Start> decode_start(std::string_view in) {
   std::uint64_t files = 0;
   if (!take_u64(in, s.memory_bytes) || !take_u32(in, s.turn_ms) ||
       !take_u32(in, s.turn_deciding_ms) || !take_bytes(in, s.name) || !take_bytes(in, s.url) ||
-      !take_bytes(in, s.folder) || !take_bytes(in, s.source) || !take_bytes(in, s.stencil) ||
-      !take_u64(in, files) || files > in.size() / 16) {
+      !take_bytes(in, s.folder) || !take_view(in, s.source) || !skip_padding(in) ||
+      !take_view(in, s.stencil) || !take_u64(in, files) || files > in.size() / 16) {
     return std::nullopt;
   }
   for (std::uint64_t i = 0; i < files; ++i) {
@@ -110,6 +145,7 @@ std::optional<Start> decode_start(std::string_view in) {
     s.root_files.emplace_back(std::move(name), std::move(text));
   }
   if (!in.empty()) return std::nullopt;
+  s.held = std::move(body);
   return s;
 }
 

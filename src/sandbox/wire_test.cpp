@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,14 @@ TEST(Wire, ARecordPastTheBoundStopsTheReader) {
   EXPECT_FALSE(huge.feed(std::string("T\xff\xff\xff\xff", 5), [](char, std::string_view) {}));
 }
 
+// The bytes after a record's kind and length, held as a helper holds them.
+std::shared_ptr<const std::string> body_of(const std::string& record) {
+  return std::make_shared<const std::string>(record.substr(kHeaderBytes));
+}
+
 TEST(Wire, AStartRecordKeepsEverythingItHolds) {
+  const std::string source("import 'node:fs';\n\0binary", 25);
+  const std::string stencil(1000, '\xee');
   Start s;
   s.kind = Start::Kind::js;
   s.memory_bytes = 16ull << 20;
@@ -69,10 +77,21 @@ TEST(Wire, AStartRecordKeepsEverythingItHolds) {
   s.name = "dist/plugin.mjs";
   s.url = "file:///plugin/dist/plugin.mjs";
   s.folder = "/plugin";
-  s.source = std::string("import 'node:fs';\n\0binary", 25);
-  s.stencil = std::string(1000, '\xee');
+  s.source = source;
+  s.stencil = stencil;
   s.root_files = {{"rules.json", "{}"}, {"b.json", ""}};
-  const auto back = decode_start(encode(s));
+  const std::string bytes = start_record(s);
+  // One record: its kind, its length, and nothing after.
+  std::vector<std::string> records;
+  RecordReader reader(1 << 20);
+  EXPECT_TRUE(reader.feed(bytes, [&](char kind, std::string_view b) {
+    EXPECT_EQ(kind, 'S');
+    records.emplace_back(b);
+  }));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0], bytes.substr(kHeaderBytes));
+
+  auto back = decode_start(body_of(bytes));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->kind, s.kind);
   EXPECT_EQ(back->memory_bytes, s.memory_bytes);
@@ -81,15 +100,30 @@ TEST(Wire, AStartRecordKeepsEverythingItHolds) {
   EXPECT_EQ(back->name, s.name);
   EXPECT_EQ(back->url, s.url);
   EXPECT_EQ(back->folder, s.folder);
-  EXPECT_EQ(back->source, s.source);
-  EXPECT_EQ(back->stencil, s.stencil);
+  EXPECT_EQ(back->source, source);
+  EXPECT_EQ(back->stencil, stencil);
   EXPECT_EQ(back->root_files, s.root_files);
+  // The stencil begins at a multiple of 8 from the body's start, whatever comes before it.
+  for (const std::string name : {"a", "ab", "abc.mjs", "dist/plugin.mjs"}) {
+    Start t = s;
+    t.name = name;
+    const auto body = body_of(start_record(t));
+    const auto decoded = decode_start(body);
+    ASSERT_TRUE(decoded) << name;
+    EXPECT_EQ(static_cast<std::size_t>(decoded->stencil.data() - body->data()) % 8, 0u) << name;
+    EXPECT_EQ(decoded->stencil, stencil);
+  }
+  // What it views is its own: moved, it still reads the same.
+  const Start moved = *std::move(back);
+  EXPECT_EQ(moved.source, source);
+  EXPECT_EQ(moved.stencil, stencil);
   // Cut anywhere, or with a byte more, it is no start.
-  const std::string bytes = encode(s);
-  for (std::size_t cut = 0; cut < bytes.size(); cut += 97)
-    EXPECT_FALSE(decode_start(std::string_view(bytes).substr(0, cut))) << cut;
-  EXPECT_FALSE(decode_start(bytes + "x"));
-  EXPECT_FALSE(decode_start("\x09" + bytes.substr(1)));  // no such kind
+  const std::string body = bytes.substr(kHeaderBytes);
+  for (std::size_t cut = 0; cut < body.size(); cut += 97)
+    EXPECT_FALSE(decode_start(std::make_shared<const std::string>(body.substr(0, cut)))) << cut;
+  EXPECT_FALSE(decode_start(std::make_shared<const std::string>(body + "x")));
+  EXPECT_FALSE(decode_start(std::make_shared<const std::string>("\x09" + body.substr(1))));
+  EXPECT_FALSE(decode_start(nullptr));
 }
 
 TEST(Wire, AnEndIsReadAsTheHostReadsAHelpersWords) {

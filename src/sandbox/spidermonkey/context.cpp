@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sandbox/channel.hpp"
+#include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
 
 namespace escouade::sandbox::spidermonkey {
@@ -59,6 +60,7 @@ Instance* make_instance(std::uint64_t memory_limit, std::size_t stack_bytes, Sta
     why = "the engine's own code did not load";
     return nullptr;
   }
+  instance->prelude = compile_prelude(instance->cx);
   return instance;
 }
 

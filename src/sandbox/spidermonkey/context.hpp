@@ -4,6 +4,7 @@
 // exception is told. Engine-internal: included by this folder's files only, after jsapi.h.
 
 #include <js/Exception.h>
+#include <js/experimental/JSStencil.h>
 #include <jsapi.h>
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct Instance {
   JSContext* cx = nullptr;
   memory::Account account = 0;
   std::uint64_t memory_limit = 0;
+  // The run.js prelude compiled while the helper waits for its start (a reference held for the
+  // process's life); null when it did not compile then, and a run.js start compiles it.
+  JS::Stencil* prelude = nullptr;
 };
 
 // A global for an instance: no shared memory, no atomics, so that a shared wasm memory cannot

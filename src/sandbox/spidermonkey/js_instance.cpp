@@ -65,6 +65,7 @@ struct JsInstance {
   JS::PersistentRootedObject readline;  // the synthetic modules, made at their first import
   JS::PersistentRootedObject fs;
   std::list<JS::PersistentRootedObject> unhandled;  // rejected promises with no handler yet
+  JS::Stencil* prelude = nullptr;  // compiled before the start (Instance::prelude), or null
   bool want_input = false;
   std::optional<int> exit_code;
   bool out_of_memory = false;
@@ -347,7 +348,7 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
       !JS_DefineProperty(cx, host, "folder", folder, 0))
     return failed(in);
   {
-    JS::RootedScript prelude(cx, compile_script(cx, kPrelude, "(escouade prelude)"));
+    JS::RootedScript prelude(cx, prelude_script(cx, in.prelude));
     JS::RootedValue maker(cx);
     if (!prelude || !JS_ExecuteScript(cx, prelude, &maker)) return prelude_failed(in);
     JS::RootedValueArray<1> args(cx);
@@ -416,6 +417,7 @@ ProgramEnd run_js(Instance& instance, const wire::Start& start, Channel& channel
   ProgramEnd end;
   JobQueue jobs(cx);
   JsInstance in(cx, channel, start);
+  in.prelude = instance.prelude;
   JS_SetContextPrivate(cx, &in);
   JS::SetJobQueue(cx, &jobs);
   JS_AddInterruptCallback(cx, on_interrupt);
