@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sandbox/channel.hpp"
@@ -18,19 +19,26 @@ struct Watchdog::Shared {
   std::mutex mutex;
   std::condition_variable wake;
   std::vector<std::weak_ptr<Channel>> watched;
-  bool woken = false;
+  bool began = false;     // a turn began since the last look
+  bool sleeping = false;  // waiting for a turn, not ticking: a turn's start must wake it
   bool ending = false;
 
+  // Ticks every kPeriod while turns run or begin, and sleeps once a whole period passed with
+  // neither: a plugin answering call after call keeps it ticking, and its turns' starts cost no
+  // wake-up of this thread (a wake-up a turn was ~4 us of each call on this 2-core machine).
   void run() {
     std::unique_lock lock(mutex);
-    bool busy = false;
+    bool active = false;
     while (!ending) {
-      if (busy)
+      if (active) {
         wake.wait_for(lock, kPeriod, [&] { return ending; });
-      else
-        wake.wait(lock, [&] { return ending || woken; });
-      woken = false;
+      } else {
+        sleeping = true;
+        wake.wait(lock, [&] { return ending || began; });
+        sleeping = false;
+      }
       if (ending) break;
+      const bool began_since = std::exchange(began, false);
       std::vector<std::shared_ptr<Channel>> now;
       for (auto it = watched.begin(); it != watched.end();) {
         if (auto c = it->lock()) {
@@ -41,12 +49,13 @@ struct Watchdog::Shared {
         }
       }
       lock.unlock();
-      busy = false;
+      bool busy = false;
       for (auto& c : now)
         busy = c->check_turn() || busy;
       // The last reference to a channel may be this one: it goes here, off the lock.
       now.clear();
       lock.lock();
+      active = busy || began_since;
     }
   }
 };
@@ -69,11 +78,13 @@ void Watchdog::watch(const std::shared_ptr<Channel>& channel) {
 }
 
 void Watchdog::turn_began() {
+  bool wake = false;
   {
     std::lock_guard lock(shared_->mutex);
-    shared_->woken = true;
+    shared_->began = true;
+    wake = shared_->sleeping;
   }
-  shared_->wake.notify_all();
+  if (wake) shared_->wake.notify_all();
 }
 
 }  // namespace escouade::sandbox

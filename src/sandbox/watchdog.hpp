@@ -1,10 +1,10 @@
 #pragma once
 
 // The watchdog of the sandbox's CPU limits: one thread that looks, every 10 ms while some
-// instance is in a turn of work, at the CPU time that instance's thread spent in its turn, and
-// stops the instance past its budget (2000 ms, 500 ms while it holds a decision). Time an
-// instance spends waiting for input costs nothing: it is measured on the thread's own CPU
-// clock (pthread_getcpuclockid), not on the wall clock.
+// instance is in a turn of work or began one in the last 10 ms, at the CPU time that instance's
+// thread spent in its turn, and stops the instance past its budget (2000 ms, 500 ms while it holds
+// a decision). Time an instance spends waiting for input costs nothing: it is measured on the
+// thread's own CPU clock (pthread_getcpuclockid), not on the wall clock.
 //
 // Thread: watch() from any thread. The watchdog's thread holds only weak references to what it
 // watches, and its state is shared with it: destroying the Watchdog asks the thread to end and
@@ -25,7 +25,7 @@ class Watchdog {
 
   // Watches this instance's turns until it is gone.
   void watch(const std::shared_ptr<Channel>& channel);
-  // Wakes the watchdog: a turn began.
+  // A turn began: the watchdog looks at it within 10 ms (woken now when it was asleep).
   void turn_began();
 
   struct Shared;
