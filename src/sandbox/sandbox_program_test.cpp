@@ -108,6 +108,9 @@ TEST_F(Sandbox, ItsOutputIsSplitAsAProcessIs) {
   // stderr line past 16 KiB whose end has not come is given in pieces cut at a character's end
   // ("x" then 9,000 two-byte characters: 16,384 bytes would cut one).
   start("hostile", "crlf.mjs");
+  // The line's end is written once its first piece came (else both may come in one read).
+  ASSERT_TRUE(run_until([&] { return err_.size() >= 2; }));
+  send(json::object{{"go", true}});
   ended();
   EXPECT_EQ(out_, (std::vector<std::string>{R"({"a":1})", R"({"b":2})"}));
   std::string expected = "x";
