@@ -95,9 +95,10 @@ class HostClient {
   // The bytes of the plugin's journal file on disk, once it holds what the journal has now.
   std::string journal_file(const std::string& id);
   std::vector<std::string> journal(const std::string& id);
-  // Waits until a journal line of `id` contains `text`; returns it.
-  std::string wait_journal(const std::string& id, const std::string& text,
-                           std::chrono::seconds limit = std::chrono::seconds(30));
+  // Waits until a journal line of `id` contains `text`; returns it, or an empty string once
+  // `limit` passed without one (check it: a wait that found nothing is not a failure by itself).
+  [[nodiscard]] std::string wait_journal(const std::string& id, const std::string& text,
+                                         std::chrono::seconds limit = std::chrono::seconds(30));
   boost::json::value status(const std::string& id);
 
   // Closes the host's stdin; waits for it to exit and returns its exit code.

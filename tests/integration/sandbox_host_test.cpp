@@ -392,8 +392,8 @@ TEST(SandboxEscouadeHost, ARunJsPluginRunsThroughEscouadeHost) {
   auto id = host.load_and_enable(folder);
   auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
-  host.wait_journal(id, "started: plugin.mjs in the sandbox");
-  host.wait_journal(id, "echo: started");
+  EXPECT_FALSE(host.wait_journal(id, "started: plugin.mjs in the sandbox").empty());
+  EXPECT_FALSE(host.wait_journal(id, "echo: started").empty());
   EXPECT_EQ(host.status(id).at("state"), "running");
   const int helper = static_cast<int>(host.status(id).at("pid").as_int64());
   EXPECT_TRUE(is_helper(helper));
@@ -450,8 +450,8 @@ TEST(SandboxEscouadeHost, ARunWasmPluginRunsThroughEscouadeHost) {
   auto id = host.load_and_enable(folder);
   auto echo = host.call_plugin(id, "test/echo", json::object{{"via", "escouade-host"}});
   EXPECT_EQ(echo.at("echo"), (json::object{{"via", "escouade-host"}}));
-  host.wait_journal(id, "started: plugin.wasm in the sandbox");
-  host.wait_journal(id, "echo.wasm: started");
+  EXPECT_FALSE(host.wait_journal(id, "started: plugin.wasm in the sandbox").empty());
+  EXPECT_FALSE(host.wait_journal(id, "echo.wasm: started").empty());
   EXPECT_EQ(host.status(id).at("state"), "running");
   const int helper = static_cast<int>(host.status(id).at("pid").as_int64());
   const auto names = thread_names(helper);
