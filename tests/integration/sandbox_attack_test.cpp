@@ -303,8 +303,9 @@ TEST_F(SandboxAttack, AGarbageStencilInTheCacheCostsACompileNeverTheHost) {
             std::string(64 * 1024, '\x7f'));
   host_.load_and_enable(dir);
   const auto first = attack(id, "test/echo", json::object{{"n", 1}});
-  if (!first.ok())  // its helper died on it
+  if (!first.ok()) {  // its helper died on it
     EXPECT_FALSE(host_.wait_journal(id, "crashed: ").empty());
+  }
   EXPECT_EQ(host_.call_plugin(id, "test/echo", json::object{{"n", 2}}).at("echo"),
             (json::object{{"n", 2}}));
   expect_bystanders_answer();
