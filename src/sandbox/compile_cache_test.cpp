@@ -238,6 +238,32 @@ TEST_F(CompileCacheTest, TheNextHostDecodesWhatTheFirstWrote) {
   EXPECT_EQ(counts().from_disk, 1u);
 }
 
+// A compile helper's exit and its stencil come by different pipes: a large stencil is often read
+// after the exit is known. Each compile is kept once and forgotten once, whichever comes first (a
+// stencil read after the exit once made the host erase its compile twice: bench_host crashed on
+// one start in two, pinned to one core).
+TEST_F(CompileCacheTest, EachCompileIsKeptOnceWhicheverOfItsExitAndItsStencilComesFirst) {
+  TempDir dir("escouade-large");
+  constexpr int kBundles = 6;
+  for (int b = 0; b < kBundles; ++b) {
+    const fs::path folder = dir.path() / ("b" + std::to_string(b));
+    fs::create_directories(folder);
+    std::string large = read(kFixtures / "echo" / "plugin.mjs") + "\nconst t = [];\n";
+    for (int i = 0; large.size() < (1u << 20); ++i)
+      large += "t.push(function f" + std::to_string(i) + "(a, b) { return [a, b, " +
+               std::to_string(i + b) + "]; });\n";
+    std::ofstream(folder / "plugin.mjs") << large;
+    runtime::ProgramSpec spec = spec_of("echo", "plugin.mjs");
+    spec.plugin_id = "dev.test.large" + std::to_string(b);
+    spec.folder = folder;
+    spec.module = folder / "plugin.mjs";
+    factory_->prepare(spec);
+  }
+  ASSERT_TRUE(run_until([&] { return factory_->compiling() == 0; }));
+  EXPECT_EQ(counts().kept, static_cast<std::size_t>(kBundles));
+  run_echo_once();  // the factory still serves
+}
+
 // Issue 26: a garbage stencil crashed the host. Now it reaches only a helper, whose engine
 // refuses it (or crashes on it): the entry is dropped, the bundle compiled in the instance, and
 // the plugin answers.

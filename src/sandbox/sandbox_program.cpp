@@ -90,6 +90,7 @@ struct SandboxState {
     std::string plugin_id;
     bool exited = false;
     bool keeping = false;
+    bool forgetting = false;  // its erase is posted: one at a time
   };
 
   asio::any_io_executor executor;
@@ -502,12 +503,20 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
         if (!helper) return;  // the start compiles it then
         state->compiles.push_back({std::move(*helper), r.key, plugin});
         auto job = std::prev(state->compiles.end());
-        // Forgotten once both are done; off the call that says so, which its helper makes.
+        // Forgotten once both are done; off the call that says so, which its helper makes. The
+        // helper's exit and its stencil come by different pipes, in either order: a stencil read
+        // after the exit, while the erase is posted, starts its keeping first, and the erase
+        // then waits for the keeping's end (one erase posted at a time, the job checked again
+        // when it runs).
         const auto done = [weak, job] {
           auto s = weak.lock();
-          if (!s || s->closed || !job->exited || job->keeping) return;
+          if (!s || s->closed || !job->exited || job->keeping || job->forgetting) return;
+          job->forgetting = true;
           asio::post(s->executor, [weak, job] {
-            if (auto s2 = weak.lock(); s2 && !s2->closed) s2->compiles.erase(job);
+            auto s2 = weak.lock();
+            if (!s2 || s2->closed) return;  // the compiles are gone with the factory's close
+            job->forgetting = false;
+            if (job->exited && !job->keeping) s2->compiles.erase(job);
           });
         };
         runtime::ProgramEvents events;
