@@ -320,6 +320,7 @@ void bench_idle(int plugins) {
 int main(int argc, char** argv) {
   using namespace host_bench;
   const std::string which = argc > 1 ? argv[1] : "all";
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as it comes, through a pipe too
   char templ[] = "/tmp/escouade-bench-XXXXXX";
   g_root = mkdtemp(templ);
   (void)platform::become_subreaper();
@@ -349,7 +350,8 @@ int main(int argc, char** argv) {
     // As many starts as its floor (bench_floors spawn).
     if (which == "all" || which == "cold") bench_cold(50);
     if (which == "all" || which == "idle") bench_idle(200);
-    if (which == "all" || which == "sandbox") bench_sandbox(5000);
+    // bench_host sandbox [calls|cold|idle|large|wasm]: one part, or all of them.
+    if (which == "all" || which == "sandbox") bench_sandbox(5000, argc > 2 ? argv[2] : "");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_host: %s\n", e.what());
     fs::remove_all(g_root);

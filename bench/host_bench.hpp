@@ -72,19 +72,27 @@ struct Rig {
   // As escouade-host: trees are killed off the host's thread.
   runtime::TreeEnder ender{io.get_executor()};
   runtime::ProcessProgramFactory processes{io.get_executor(), context};
-  // As escouade-host: run.js and run.wasm plugins in the sandbox (each program it made
-  // remembered).
-  sandbox::SandboxProgramFactory sandboxed{io.get_executor(), context,
-                                           sandbox::SandboxOptions::installed()};
+  // As escouade-host: run.js and run.wasm plugins in the sandbox, `spares` helpers started
+  // ahead (each program it made remembered).
+  sandbox::SandboxProgramFactory sandboxed;
   Recording js{sandboxed};
   runtime::ProgramRouter programs;
   std::unique_ptr<host::Host> host;
   std::filesystem::path data = g_root / "data";
 
-  Rig() {
+  static sandbox::SandboxOptions sandbox_options(std::size_t spares) {
+    auto options = sandbox::SandboxOptions::installed();
+    options.spares = spares;
+    return options;
+  }
+  // One Rig at a time in a process: a host reaps the ended children it does not know as
+  // orphans, another Rig's helpers among them.
+  explicit Rig(std::size_t spares = 1)
+      : sandboxed(io.get_executor(), context, sandbox_options(spares)) {
     host::HostConfig c;
     c.data_dir = data;
     c.base_env = {"PATH=/usr/bin:/bin"};
+    c.check_environment.search_path = "/usr/bin:/bin";  // node, for the bundles run by Node
     context.ender = &ender;
     programs.route(runtime::RunKind::command, &processes);
     programs.route(runtime::RunKind::js, &js);
@@ -132,13 +140,14 @@ struct Rig {
 // A run.js plugin folder under g_root: bench/plugins/echo.mjs, which answers as the fixture
 // plugin's good mode does (test/echo gives its params back, permissions/decide allows).
 // `tail`, when given, is appended as a comment: another bundle, the same plugin; `functions`
-// more functions (about 120 bytes each, none of which runs) make it a large bundle.
+// more functions (about 120 bytes each, none of which runs) make it a large bundle. `node`: the
+// same bundle run as a process by Node (`node plugin.mjs`), the same plugin outside the sandbox.
 std::filesystem::path make_js_plugin(const std::string& id, const std::string& tail = {},
-                                     int functions = 0);
+                                     int functions = 0, bool node = false);
 
 // The sandbox beside processes: calls, decisions, cold starts, idle memory
-// (host_bench_sandbox.cpp), and the memory account's cost per allocation.
-void bench_sandbox(int iterations);
+// (host_bench_sandbox.cpp). `part`: one of calls, cold, idle, large, wasm; empty for all.
+void bench_sandbox(int iterations, const std::string& part = {});
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
 void bench_app(int iterations);
