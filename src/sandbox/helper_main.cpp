@@ -1,5 +1,6 @@
 // escouade-sandbox: the process a run.js or run.wasm plugin's instance runs in (docs/sandbox.md).
-// The host starts it with an empty environment and five descriptors: 0 the records it is sent
+// The host starts it with an empty environment, `--time-zone NAME` as its arguments, and five
+// descriptors: 0 the records it is sent
 // (sandbox/wire.hpp), 1 and 2 the plugin's stdout and stderr, 3 its control records to the host,
 // 4 its status page (sandbox/status_page.hpp). It maps the page, starts the engine, locks itself
 // down (sandbox/lockdown.hpp), makes the instance's context on a thread of its own, then waits for
@@ -11,15 +12,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sandbox/channel.hpp"
 #include "sandbox/lockdown.hpp"
 #include "sandbox/memory_account.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
 #include "sandbox/status_page.hpp"
+#include "sandbox/time_zone.hpp"
 #include "sandbox/watchdog.hpp"
 
 namespace {
@@ -96,13 +101,26 @@ void* instance_main(void* arg) {
 
 }  // namespace
 
-int main() {
+// Its instance's local time in the zone the host named (`--time-zone NAME`; "UTC" when it named
+// none valid), set before the lockdown: TZ in its own memory (its environment as /proc shows it
+// stays empty), which the C library reads now, while it may still open the zone's file, and the
+// engine (ICU) reads by name later, instead of looking for where /etc/localtime leads.
+void set_time_zone(int argc, char** argv) {
+  const char* zone = "UTC";
+  if (argc == 3 && std::string_view(argv[1]) == "--time-zone" && valid_time_zone(argv[2]))
+    zone = argv[2];
+  ::setenv("TZ", zone, 1);
+  ::tzset();
+}
+
+int main(int argc, char** argv) {
   // Its status page, mapped, and its descriptor closed with any other but its pipes.
   void* page = ::mmap(nullptr, kStatusPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, kStatusFd, 0);
   if (page == MAP_FAILED) fail(std::string("no status page: ") + std::strerror(errno));
   auto* status = static_cast<StatusPage*>(page);
   ::close(kStatusFd);
 
+  set_time_zone(argc, argv);
   if (!spidermonkey::start_engine()) fail("the engine did not start");
   if (auto limited = lockdown::limit_process(kControlFd + 1, data_bytes()); !limited)
     fail(limited.error().message);

@@ -107,7 +107,8 @@ struct HelperProcess::Shared {
 
 Result<std::unique_ptr<HelperProcess>> HelperProcess::start(asio::any_io_executor executor,
                                                             runtime::ProcessContext& context,
-                                                            const std::filesystem::path& helper) {
+                                                            const std::filesystem::path& helper,
+                                                            const std::string& time_zone) {
   const auto os_error = [](const std::string& what) {
     const int error = errno;
     const bool exhausted = error == EMFILE || error == ENFILE || error == ENOMEM;
@@ -131,7 +132,7 @@ Result<std::unique_ptr<HelperProcess>> HelperProcess::start(asio::any_io_executo
 
   runtime::ProgramSpec spec;
   spec.plugin_id = "escouade-sandbox";
-  spec.command = {helper.string()};
+  spec.command = {helper.string(), "--time-zone", time_zone};
   spec.executable = helper;
   spec.folder = "/";
   spec.descriptors = {control_write.get(), status.get()};

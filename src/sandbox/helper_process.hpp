@@ -44,10 +44,12 @@ class HelperProcess {
   // A control record longer than this is no helper's: a stencil of the largest bundle fits.
   static constexpr std::size_t kMaxControlRecordBytes = 128u * 1024u * 1024u;
 
-  // Starts `helper` (escouade-sandbox, absolute), its environment empty, in "/".
+  // Starts `helper` (escouade-sandbox, absolute), its environment empty, in "/", its instance's
+  // local time in `time_zone` (an IANA name, given as its arguments `--time-zone NAME`).
   static Result<std::unique_ptr<HelperProcess>> start(boost::asio::any_io_executor executor,
                                                       runtime::ProcessContext& context,
-                                                      const std::filesystem::path& helper);
+                                                      const std::filesystem::path& helper,
+                                                      const std::string& time_zone = "UTC");
   ~HelperProcess();
   HelperProcess(const HelperProcess&) = delete;
   HelperProcess& operator=(const HelperProcess&) = delete;

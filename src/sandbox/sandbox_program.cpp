@@ -15,6 +15,7 @@
 #include "sandbox/bundle.hpp"
 #include "sandbox/helper_process.hpp"
 #include "sandbox/lockdown.hpp"
+#include "sandbox/time_zone.hpp"
 #include "sandbox/wire.hpp"
 
 namespace escouade::sandbox {
@@ -112,13 +113,13 @@ struct SandboxState {
       spares.pop_front();
       if (!helper->ended()) return helper;
     }
-    return HelperProcess::start(executor, context, options.helper);
+    return HelperProcess::start(executor, context, options.helper, options.time_zone);
   }
 
   // Spares made again up to their number; a failure waits for the next take.
   void replenish() {
     while (!closed && spares.size() < options.spares) {
-      auto helper = HelperProcess::start(executor, context, options.helper);
+      auto helper = HelperProcess::start(executor, context, options.helper, options.time_zone);
       if (!helper) return;
       spares.push_back(std::move(*helper));
     }
@@ -139,7 +140,15 @@ SandboxOptions SandboxOptions::installed(std::filesystem::path cache_folder) {
   SandboxOptions options;
   options.helper = installed_helper();
   options.cache_folder = std::move(cache_folder);
+  options.time_zone = system_time_zone();
   return options;
+}
+
+std::string system_time_zone() {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical("/etc/localtime", ec);
+  if (ec) return "UTC";
+  return time_zone_of(real.string()).value_or("UTC");
 }
 
 // --- the program

@@ -50,10 +50,20 @@ struct SandboxOptions {
   // account itself refuses past; none in a build with AddressSanitizer, whose shadow memory and
   // quarantine make a process's resident memory several times what it holds.
   std::uint64_t memory_backstop_bytes = 0;
+  // The time zone of the instances' local time (`new Date().toString()`, `getHours()`, `Intl`),
+  // by its IANA name ("Europe/Paris"). A helper is given it when it starts and sets it before
+  // its lockdown: the engine would otherwise look for the system's by reading where the link
+  // /etc/localtime leads, a call its filter does not allow. "UTC" when left so.
+  std::string time_zone = "UTC";
 
-  // The installed helper (installed_helper()), compiled bundles kept in `cache_folder`.
+  // The installed helper (installed_helper()), compiled bundles kept in `cache_folder`, the
+  // system's time zone (system_time_zone()).
   static SandboxOptions installed(std::filesystem::path cache_folder = {});
 };
+
+// The system's time zone by its IANA name: where /etc/localtime leads under a zoneinfo folder
+// ("Europe/Paris"), or "UTC" when it leads nowhere such (no link, no such folder).
+std::string system_time_zone();
 
 // escouade-sandbox beside the running program when there is one there (an installed host),
 // else the one this build made.

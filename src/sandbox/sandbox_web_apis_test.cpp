@@ -3,6 +3,9 @@
 // expression (checked when the cases were written; the test runs no Node), but for the labels
 // Node knows and the sandbox does not (only utf-8).
 
+#include <cstdlib>
+#include <ctime>
+
 #include "sandbox/sandbox_test_fixture.hpp"
 
 namespace escouade::sandbox {
@@ -194,6 +197,72 @@ TEST_F(SandboxWebApis, UrlSettersChangeOnePartAsTheStandardSays) {
 TEST_F(SandboxWebApis, BytesWrittenToStdoutAreUtf8) {
   EXPECT_EQ(result("test/writeBytes"), true);
   EXPECT_EQ(result_of(json::value("bytes")), "\xc3\xa9");
+}
+
+// A plugin's local time is in the zone its host names (SandboxOptions::time_zone): its dates,
+// its offset, Intl's zone. ICU once looked for the system's zone itself, where /etc/localtime
+// leads, and the filter killed the helper at the plugin's first local date.
+class SandboxTimeZone : public SandboxWebApis {
+ protected:
+  void SetUp() override {}  // each test starts the bundle in its zone
+  void start_in(std::string zone) {
+    auto options = SandboxOptions::installed();
+    options.time_zone = std::move(zone);
+    factory_ = std::make_unique<SandboxProgramFactory>(io_.get_executor(), context_, options);
+    SandboxWebApis::SetUp();
+  }
+  // The offset from UTC, in minutes, the C library gives for the epoch in `zone`.
+  static long c_library_offset(const std::string& zone) {
+    const char* was = std::getenv("TZ");
+    const std::string saved = was ? was : "";
+    ::setenv("TZ", zone.c_str(), 1);
+    ::tzset();
+    std::time_t epoch = 0;
+    std::tm tm{};
+    ::localtime_r(&epoch, &tm);
+    if (was) {
+      ::setenv("TZ", saved.c_str(), 1);
+    } else {
+      ::unsetenv("TZ");
+    }
+    ::tzset();
+    return tm.tm_gmtoff / 60;
+  }
+};
+
+TEST_F(SandboxTimeZone, APluginsLocalTimeIsInTheZoneItsHostNames) {
+  start_in("Asia/Kolkata");
+  const json::value t = result("test/time");
+  ASSERT_TRUE(t.is_object());
+  EXPECT_EQ(t.at("offset"), -330);
+  EXPECT_EQ(t.at("hours"), 5);
+  EXPECT_EQ(t.at("zone"), "Asia/Kolkata");
+  EXPECT_EQ(t.at("text"), "Thu Jan 01 1970 05:30:00 GMT+0530 (India Standard Time)");
+  EXPECT_EQ(t.at("local"), "1/1/1970, 5:30:00 AM");
+  EXPECT_EQ(t.at("iso"), "1970-01-01T00:00:00.000Z");
+  EXPECT_FALSE(end_) << end_->reason;
+}
+
+TEST_F(SandboxTimeZone, TheHostsChoiceIsTheSystemsZone) {
+  const std::string zone = system_time_zone();
+  EXPECT_EQ(SandboxOptions::installed().time_zone, zone);
+  start_in(zone);
+  const json::value t = result("test/time");
+  ASSERT_TRUE(t.is_object());
+  EXPECT_EQ(t.at("offset").to_number<long>(), -c_library_offset(zone)) << zone;
+  EXPECT_FALSE(end_) << end_->reason;
+}
+
+TEST_F(SandboxTimeZone, ANameThatIsNoZoneIsUtcAndNeverACrash) {
+  for (const char* zone : {"../../etc/passwd", "Etc/GMT+5"}) {
+    start_in(zone);
+    const json::value t = result("test/time");
+    ASSERT_TRUE(t.is_object()) << zone;
+    EXPECT_EQ(t.at("iso"), "1970-01-01T00:00:00.000Z");
+    EXPECT_FALSE(end_) << zone << ": " << end_->reason;
+    program_->stop();
+    ended();
+  }
 }
 
 }  // namespace
