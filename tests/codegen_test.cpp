@@ -67,7 +67,12 @@ TEST_F(Codegen, SchemaChangesReachTheGeneratedCode) {
   json::value schema = json::parse(read(ESCOUADE_PROTOCOL_SCHEMA));
   ASSERT_EQ(run_codegen(write_schema(schema), dir_ / "out", dir_ / "err"), 0) << read(dir_ / "err");
   const std::string before = read(dir_ / "out" / "methods.cpp");
-  EXPECT_NE(before.find("{\"permissions/decide\", Direction::to_plugin, false, 500,"),
+  EXPECT_NE(before.find("{\"permissions/decide\", Direction::to_plugin, false, "
+                        "::escouade::proto::Delivery::kept, 500,"),
+            std::string::npos);
+  // Of what the host sends a plugin, facts alone may be dropped on the way.
+  EXPECT_NE(before.find("{\"events/fact\", Direction::to_plugin, true, "
+                        "::escouade::proto::Delivery::droppable,"),
             std::string::npos);
 
   auto& methods = schema.at("x-methods").as_object();
@@ -76,7 +81,8 @@ TEST_F(Codegen, SchemaChangesReachTheGeneratedCode) {
       R"({"direction":"toEscouade","params":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},"result":{"type":"string"}})");
   ASSERT_EQ(run_codegen(write_schema(schema), dir_ / "out", dir_ / "err"), 0) << read(dir_ / "err");
   const std::string after = read(dir_ / "out" / "methods.cpp");
-  EXPECT_NE(after.find("{\"permissions/decide\", Direction::to_plugin, false, 750,"),
+  EXPECT_NE(after.find("{\"permissions/decide\", Direction::to_plugin, false, "
+                       "::escouade::proto::Delivery::kept, 750,"),
             std::string::npos);
   EXPECT_NE(after.find("\"test/echo\""), std::string::npos);
   EXPECT_NE(read(dir_ / "out" / "types.hpp").find("struct TestEchoParams {"), std::string::npos);
@@ -97,6 +103,22 @@ TEST_F(Codegen, UnknownErrorNameIsRefused) {
   EXPECT_EQ(run_codegen(write_schema(schema), dir_ / "out", dir_ / "err"), 1);
   EXPECT_NE(read(dir_ / "err").find("x-methods.files/read: errors names an unknown error: teapot"),
             std::string::npos)
+      << read(dir_ / "err");
+}
+
+// The generator is told which notifications may be dropped (events/fact): a schema where that
+// name is no notification the host sends, or no method at all, stops the build.
+TEST_F(Codegen, ADroppableNameMustBeANotificationTheHostSends) {
+  json::value schema = json::parse(read(ESCOUADE_PROTOCOL_SCHEMA));
+  schema.at("x-methods").at("events/fact").as_object()["direction"] = "toEscouade";
+  EXPECT_EQ(run_codegen(write_schema(schema), dir_ / "out", dir_ / "err"), 1);
+  EXPECT_NE(read(dir_ / "err")
+                .find("x-methods.events/fact: only a notification the host sends may be dropped"),
+            std::string::npos)
+      << read(dir_ / "err");
+  schema.at("x-methods").as_object().erase("events/fact");
+  EXPECT_EQ(run_codegen(write_schema(schema), dir_ / "out", dir_ / "err"), 1);
+  EXPECT_NE(read(dir_ / "err").find("no method events/fact to drop"), std::string::npos)
       << read(dir_ / "err");
 }
 

@@ -22,7 +22,8 @@ AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<
           [](std::string_view sentence) {
             std::cerr << "escouade-host: the app " << sentence << "\n";
           }) {
-  session_.set_notification_sink([this](std::string line) { write(std::move(line), true); });
+  session_.set_droppable_sink([this](std::string line) { write(std::move(line), true); },
+                              &proto::host::delivery_of);
 }
 
 void AppServer::start() {

@@ -73,6 +73,28 @@ TEST(MethodTable, EveryMethodIsFoundByItsNameAndNothingElseIs) {
   EXPECT_EQ(find_method("!"), nullptr);  // before every name
 }
 
+// The delivery rule (protocol/delivery.hpp): of what the host sends a plugin, facts alone may be
+// dropped when it does not read; every other notification (timer/fired, net/chunk, net/end,
+// ws/message, ws/closed, proc/out, proc/exit), every request and every answer is kept.
+TEST(MethodTable, OnlyFactsMayBeDroppedOnTheWayToAPlugin) {
+  std::set<std::string> kept_notifications;
+  for (const MethodInfo& m : methods()) {
+    const bool fact = m.name == "events/fact";
+    EXPECT_EQ(m.delivery, fact ? Delivery::droppable : Delivery::kept) << m.name;
+    EXPECT_EQ(delivery_of(m.name), m.delivery) << m.name;
+    if (m.notification && m.direction == Direction::to_plugin && !fact)
+      kept_notifications.emplace(m.name);
+  }
+  EXPECT_EQ(kept_notifications,
+            (std::set<std::string>{"proc/out", "proc/exit", "net/chunk", "net/end", "ws/message",
+                                   "ws/closed", "timer/fired"}));
+  EXPECT_EQ(delivery_of("no/such-method"), Delivery::kept);
+  static_assert(method::EventsFact::kDelivery == Delivery::droppable);
+  static_assert(method::TimerFired::kDelivery == Delivery::kept);
+  static_assert(method::NetChunk::kDelivery == Delivery::kept);
+  static_assert(method::PermissionsDecide::kDelivery == Delivery::kept);
+}
+
 TEST(MethodTypes, CarryTheirNameParamsAndResult) {
   static_assert(method::PermissionsDecide::kName == "permissions/decide");
   static_assert(method::PermissionsDecide::kTimeoutMs == 500);

@@ -284,17 +284,17 @@ void Session::notify(std::string_view method, std::optional<json::value> params)
     report(std::string(method) + ": not sent: " + line.error().message);
     return;
   }
-  send_notification(std::move(*line));
+  send_notification(method, std::move(*line));
 }
 
-void Session::send_encoded(std::string_view line) {
+void Session::send_encoded(std::string_view method, std::string_view line) {
   if (core_->closed) return;
-  send_notification(std::string(line));
+  send_notification(method, std::string(line));
 }
 
-void Session::send_notification(std::string line) {
-  if (notifications_sink_) {
-    notifications_sink_(std::move(line));
+void Session::send_notification(std::string_view method, std::string line) {
+  if (droppable_sink_ && delivery_of_(method) == proto::Delivery::droppable) {
+    droppable_sink_(std::move(line));
   } else {
     core_->send(std::move(line));
   }

@@ -91,9 +91,16 @@ class Session {
   // A line too long to be read (the framer dropped it).
   void line_too_long(std::size_t limit);
 
-  // Where notifications go, when they may be dropped on the way (a plugin that does not read
-  // its input: runtime::Program::write_droppable); unset: where every line goes.
-  void set_notification_sink(SendLine sink) { notifications_sink_ = std::move(sink); }
+  // A method's delivery (proto::delivery_of for the plugin protocol, proto::host::delivery_of
+  // for the host's): whether its messages may be lost on the way (protocol/delivery.hpp).
+  using DeliveryOf = proto::Delivery (*)(std::string_view method) noexcept;
+  // Where the notifications whose method `delivery_of` says droppable go (to a peer that may not
+  // read: runtime::Program::write with Delivery::droppable); every other line, kept notifications
+  // included, goes where the session sends. Unset: every line goes there.
+  void set_droppable_sink(SendLine sink, DeliveryOf delivery_of) {
+    droppable_sink_ = std::move(sink);
+    delivery_of_ = delivery_of;
+  }
 
   // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
   void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
@@ -115,9 +122,9 @@ class Session {
 
   // Sends a notification.
   void notify(std::string_view method, std::optional<boost::json::value> params);
-  // Sends a line already encoded (proto::encode, '\n' included): one message serialized once
-  // for many sessions.
-  void send_encoded(std::string_view line);
+  // Sends a notification of `method` already encoded (proto::encode, '\n' included): one message
+  // serialized once for many sessions. Its method says how it goes, as for notify().
+  void send_encoded(std::string_view method, std::string_view line);
 
   // Sends a request; `done` is called exactly once, on this executor: with the answer, or
   // with timeout once `timeout` has passed (a later answer is then ignored and reported), or
@@ -187,7 +194,7 @@ class Session {
   void arm_deadline(std::chrono::steady_clock::time_point at);
   void deadline_reached();
   void report(std::string_view sentence) const;
-  void send_notification(std::string line);
+  void send_notification(std::string_view method, std::string line);
   // What the peer sent, redacted, then quoted for the journal in `max_chars` at most.
   std::string shown(std::string_view text, std::size_t max_chars) const;
 
@@ -221,7 +228,8 @@ class Session {
   void tell_refusals_if_back_under(bool closing);
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
-  SendLine notifications_sink_;
+  SendLine droppable_sink_;
+  DeliveryOf delivery_of_ = nullptr;
   Lifeline lifeline_;
 };
 

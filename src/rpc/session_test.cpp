@@ -64,6 +64,26 @@ class SessionTest : public ::testing::Test {
   std::unique_ptr<Session> session_;
 };
 
+// A notification goes as its method's delivery says: a fact to the droppable sink, a timer's
+// firing (and any other) with the kept lines, whether made here or encoded once for many.
+TEST_F(SessionTest, EachNotificationGoesTheWayItsMethodSays) {
+  std::vector<std::string> droppable;
+  session().set_droppable_sink([&](std::string line) { droppable.push_back(std::move(line)); },
+                               &proto::delivery_of);
+  session().notify("timer/fired", json::object{{"timer", 1}});
+  session().notify("events/fact", json::object{{"name", "agent.status"}});
+  session().send_encoded("events/fact", "{\"encoded\":\"fact\"}\n");
+  session().send_encoded("proc/exit", "{\"encoded\":\"exit\"}\n");
+  session().notify("no/such-method", nullptr);
+  ASSERT_EQ(lines_.size(), 3u);
+  EXPECT_NE(lines_[0].find("timer/fired"), std::string::npos);
+  EXPECT_EQ(lines_[1], "{\"encoded\":\"exit\"}\n");
+  EXPECT_NE(lines_[2].find("no/such-method"), std::string::npos);
+  ASSERT_EQ(droppable.size(), 2u);
+  EXPECT_NE(droppable[0].find("events/fact"), std::string::npos);
+  EXPECT_EQ(droppable[1], "{\"encoded\":\"fact\"}\n");
+}
+
 TEST_F(SessionTest, RequestIsAnsweredWithItsIdAndType) {
   session().handle("echo", [](const json::value* params, Reply reply) {
     reply.result(params ? *params : json::value(nullptr));

@@ -55,10 +55,11 @@ Result<void> MemoryProgram::start(ProgramEvents events) {
   return {};
 }
 
-void MemoryProgram::write_line(std::string line) {
+void MemoryProgram::write(std::string line, proto::Delivery delivery) {
   if (!peer_->started_ || peer_->ended_) return;
   if (!line.empty() && line.back() == '\n') line.pop_back();
   peer_->received_.push_back(line);
+  peer_->deliveries_.push_back(delivery);
   if (peer_->on_line) peer_->on_line(peer_->received_.back());
 }
 

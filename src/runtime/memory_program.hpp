@@ -41,6 +41,8 @@ class MemoryPeer : public std::enable_shared_from_this<MemoryPeer> {
   int stops() const noexcept { return stops_; }
   // The lines it was given, in order, without their '\n'.
   const std::vector<std::string>& received() const noexcept { return received_; }
+  // How each of them was sent (Program::write), in the same order.
+  const std::vector<proto::Delivery>& deliveries() const noexcept { return deliveries_; }
   // What its supervisor last said of the permissions/decide calls it holds.
   std::size_t decisions_held() const noexcept { return decisions_held_; }
 
@@ -65,6 +67,7 @@ class MemoryPeer : public std::enable_shared_from_this<MemoryPeer> {
   bool ended_ = false;
   int stops_ = 0;
   std::vector<std::string> received_;
+  std::vector<proto::Delivery> deliveries_;
   std::size_t decisions_held_ = 0;
   Lifeline::Token program_alive_{Lifeline().token()};
 };
@@ -76,7 +79,9 @@ class MemoryProgram final : public Program {
   ~MemoryProgram() override;
 
   Result<void> start(ProgramEvents events) override;
-  void write_line(std::string line) override;
+  // Every line is kept, whatever its delivery (which the peer records): a memory peer reads
+  // whatever it is sent.
+  void write(std::string line, proto::Delivery delivery) override;
   void stop() override;
   std::optional<int> pid() const override { return std::nullopt; }
   std::optional<std::uint64_t> memory_bytes() const override { return peer_->memory; }

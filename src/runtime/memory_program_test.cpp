@@ -36,7 +36,7 @@ TEST(MemoryProgram, LinesInAndOutStderrAndTheEndComeInOrderNeverInline) {
   Seen seen;
   ASSERT_TRUE(program->start(recorder(seen)));
   MemoryPeer& peer = factory.last();
-  program->write_line("{\"a\":1}\n");
+  program->write("{\"a\":1}\n", proto::Delivery::kept);
   EXPECT_EQ(peer.received(), std::vector<std::string>{"{\"a\":1}"});
   peer.say("one");
   peer.say_error("trace");
@@ -59,7 +59,7 @@ TEST(MemoryProgram, AScriptedPluginAnswersWhatItIsGiven) {
   auto program = factory.make(spec());
   Seen seen;
   ASSERT_TRUE(program->start(recorder(seen)));
-  program->write_line("ping\n");
+  program->write("ping\n", proto::Delivery::kept);
   io.poll();
   EXPECT_EQ(seen.out, std::vector<std::string>{"echo ping"});
 }

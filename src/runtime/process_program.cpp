@@ -494,14 +494,9 @@ void ProcessProgram::write_first(std::string bytes) {
   write_next(state_);
 }
 
-void ProcessProgram::write_line(std::string line) {
+void ProcessProgram::write(std::string line, proto::Delivery delivery) {
   if (!state_->running) return;
-  queue_line(state_, std::move(line), false);
-}
-
-void ProcessProgram::write_droppable(std::string line) {
-  if (!state_->running) return;
-  queue_line(state_, std::move(line), true);
+  queue_line(state_, std::move(line), delivery == proto::Delivery::droppable);
 }
 
 std::size_t ProcessProgram::input_backlog() const {

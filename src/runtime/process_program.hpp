@@ -44,10 +44,9 @@ class ProcessProgram final : public Program {
   Result<void> start(ProgramEvents events) override;
   // Bytes its input gets before any line, not counted against its input's bound (what the host
   // holds for it): the sandbox's start record, which holds the plugin's module and may be larger
-  // than the bound. Before any write_line.
+  // than the bound. Before any write.
   void write_first(std::string bytes);
-  void write_line(std::string line) override;
-  void write_droppable(std::string line) override;
+  void write(std::string line, proto::Delivery delivery) override;
   // Bytes written to it and not yet taken by its input (for tests and benchmarks).
   std::size_t input_backlog() const;
   void stop() override;

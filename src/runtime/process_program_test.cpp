@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/gen/methods.hpp"
+
 namespace escouade::runtime {
 namespace {
 
@@ -82,7 +84,7 @@ TEST_F(ProcessProgramTest, LinesInAndOutStderrApartAndTheExit) {
   auto p = make(R"(read line; echo "got $line"; echo "to stderr" >&2; exit 3)");
   ASSERT_TRUE(p->start(events()));
   ASSERT_TRUE(p->pid());
-  p->write_line("hello\n");
+  p->write("hello\n", proto::Delivery::kept);
   run_until([&] { return exit_.has_value(); });
   EXPECT_EQ(out_, std::vector<std::string>{"got hello"});
   EXPECT_EQ(err_, std::vector<std::string>{"to stderr"});
@@ -176,7 +178,7 @@ TEST_F(ProcessProgramTest, AnswersAfterEachPauseAndABurstLargerThanTheBufferAllA
                 R"(head -c 200000 /dev/zero | tr '\0' y; echo; echo end)");
   ASSERT_TRUE(p->start(events()));
   for (int i = 0; i < 50; ++i) {
-    p->write_line("line " + std::to_string(i) + "\n");
+    p->write("line " + std::to_string(i) + "\n", proto::Delivery::kept);
     run_until([&] { return out_.size() == static_cast<std::size_t>(i) + 1; });
     EXPECT_EQ(out_.back(), "got line " + std::to_string(i));
   }
@@ -214,7 +216,7 @@ TEST_F(ProcessProgramTest, WritingToAProgramThatClosedItsInputDoesNotEndTheHost)
   ASSERT_TRUE(p->start(events()));
   run_until([&] { return !out_.empty(); });
   for (int i = 0; i < 100; ++i)
-    p->write_line(std::string(1000, 'x') + "\n");
+    p->write(std::string(1000, 'x') + "\n", proto::Delivery::kept);
   run_until([&] { return exit_.has_value(); });
   EXPECT_EQ(exit_->code, 0);
 }
@@ -243,11 +245,18 @@ TEST_F(ProcessProgramTest, AProgramThatDoesNotReadFillsItsInputThenDrainsIt) {
   e.input_drained = [&](std::size_t n) { dropped = n; };
   ASSERT_TRUE(p->start(std::move(e)));
   const std::string mib(1024 * 1024 - 1, 'x');
+  // Answers are never dropped: past the bound, they still wait.
   for (int i = 0; i < 5; ++i)
-    p->write_line(mib + "\n");  // answers are never dropped: past the bound, they still wait
+    p->write(mib + "\n", proto::Delivery::kept);
+  // Past the bound, facts are dropped and a kept notification (a timer's firing) waits: the ten
+  // facts alone are counted lost.
   for (int i = 0; i < 10; ++i)
-    p->write_droppable(R"({"jsonrpc":"2.0","method":"events/fact"})"
-                       "\n");
+    p->write(R"({"jsonrpc":"2.0","method":"events/fact"})"
+             "\n",
+             proto::method::EventsFact::kDelivery);
+  p->write(R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":1}})"
+           "\n",
+           proto::method::TimerFired::kDelivery);
   ASSERT_TRUE(full_at.has_value());
   EXPECT_GT(*full_at, 4u * 1024 * 1024 - 64 * 1024);  // the pipe itself holds 64 KiB
   EXPECT_FALSE(dropped.has_value());

@@ -21,6 +21,7 @@
 #include "base/result.hpp"
 #include "manifest/manifest.hpp"
 #include "platform/process.hpp"
+#include "protocol/delivery.hpp"
 
 namespace escouade::runtime {
 
@@ -117,11 +118,11 @@ class Program {
 
   // Starts it; events are delivered from now on. An error says why it could not start.
   virtual Result<void> start(ProgramEvents events) = 0;
-  // Queues one line ('\n' included) for its input.
-  virtual void write_line(std::string line) = 0;
-  // The same for a notification, which may be dropped, the oldest first, when its input is full
-  // (what the host holds for one plugin is bounded); an answer or a call never is.
-  virtual void write_droppable(std::string line) { write_line(std::move(line)); }
+  // Queues one line ('\n' included) for its input. A droppable one (a notification whose method
+  // says so, protocol/delivery.hpp) may be dropped, the oldest first, when its input is full
+  // (what the host holds for one plugin is bounded); a kept one never is: past the bound it
+  // waits, and the plugin's output is not read until it took half.
+  virtual void write(std::string line, proto::Delivery delivery) = 0;
   // Ends it and everything it started; `exited` follows.
   virtual void stop() = 0;
   // Its process id, when it is a process that runs.

@@ -305,11 +305,8 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   while (!waiting_.empty()) {
     auto [record, droppable] = std::move(waiting_.front());
     waiting_.pop_front();
-    if (droppable) {
-      helper_->process().write_droppable(std::move(record));
-    } else {
-      helper_->process().write_line(std::move(record));
-    }
+    helper_->process().write(std::move(record),
+                             droppable ? proto::Delivery::droppable : proto::Delivery::kept);
   }
   watch_memory();
   state_->replenish();
@@ -319,11 +316,8 @@ void SandboxProgram::send(char kind, std::string bytes, bool droppable) {
   if (finished_ || !started_) return;
   std::string record = wire::record(kind, bytes);
   if (helper_) {
-    if (droppable) {
-      helper_->process().write_droppable(std::move(record));
-    } else {
-      helper_->process().write_line(std::move(record));
-    }
+    helper_->process().write(std::move(record),
+                             droppable ? proto::Delivery::droppable : proto::Delivery::kept);
     return;
   }
   std::size_t waiting = record.size();
@@ -333,22 +327,9 @@ void SandboxProgram::send(char kind, std::string bytes, bool droppable) {
   waiting_.emplace_back(std::move(record), droppable);
 }
 
-void SandboxProgram::write_line(std::string line) {
-  send(static_cast<char>(wire::ToHelper::line), std::move(line), false);
-}
-
-namespace {
-// A timer/fired the host sends: the prelude counts that timer as pending until it comes, so
-// dropping it would leave a callback that never runs and an instance that never ends. There are
-// 64 at most at once: kept like an answer.
-bool fired_timer(std::string_view line) {
-  constexpr std::string_view kFired = R"("method":"timer/fired")";
-  return line.substr(0, 64).find(kFired) != std::string_view::npos;
-}
-}  // namespace
-
-void SandboxProgram::write_droppable(std::string line) {
-  const bool droppable = !fired_timer(line);
+void SandboxProgram::write(std::string line, proto::Delivery delivery) {
+  // The helper's channel drops a droppable line too, once the instance's input is full.
+  const bool droppable = delivery == proto::Delivery::droppable;
   send(static_cast<char>(droppable ? wire::ToHelper::droppable : wire::ToHelper::line),
        std::move(line), droppable);
 }

@@ -75,8 +75,7 @@ class SandboxProgram final : public runtime::Program {
   ~SandboxProgram() override;
 
   Result<void> start(runtime::ProgramEvents events) override;
-  void write_line(std::string line) override;
-  void write_droppable(std::string line) override;
+  void write(std::string line, proto::Delivery delivery) override;
   // Ends its helper wherever it is; `exited` follows ("stopped by Escouade").
   void stop() override;
   // Its helper's process, once it has one.

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "base/temp_dir.hpp"
+#include "protocol/gen/methods.hpp"
 #include "sandbox/sandbox_test_fixture.hpp"
 
 namespace escouade::sandbox {
@@ -360,11 +361,11 @@ TEST_F(Sandbox, NotificationsPastItsInputBoundAreDroppedAndItIsSaidOnce) {
   runtime::ProgramLimits limits;
   limits.turn = std::chrono::minutes(1);  // it must stay stuck, not be stopped, meanwhile
   start("hostile", "stuck.mjs", limits);
-  program_->write_line("first\n");
+  program_->write("first\n", proto::Delivery::kept);
   const std::string notification(64 * 1024, 'n');
   for (int i = 0; i < 100; ++i)
-    program_->write_droppable(notification + "\n");  // 6.4 MB
-  program_->write_line("an answer\n");
+    program_->write(notification + "\n", proto::Delivery::droppable);  // 6.4 MB
+  program_->write("an answer\n", proto::Delivery::kept);
   ASSERT_TRUE(run_until([&] { return !full_.empty(); }));
   ASSERT_EQ(full_.size(), 1u);
   EXPECT_GT(full_[0], 4u * 1024u * 1024u - 2u * (64u * 1024u + 1u));
@@ -373,19 +374,24 @@ TEST_F(Sandbox, NotificationsPastItsInputBoundAreDroppedAndItIsSaidOnce) {
   EXPECT_EQ(ended().reason, "stopped by Escouade");
 }
 
-TEST_F(Sandbox, ATimerFiredIsNeverDroppedWhileOtherNotificationsAre) {
+// Each line goes as its method's generated delivery says (protocol/delivery.hpp): a timer/fired is
+// kept, facts are droppable. Dropping the timer's would leave a callback that never runs.
+TEST_F(Sandbox, AKeptNotificationIsNeverDroppedWhileDroppableOnesAre) {
   runtime::ProgramLimits limits;
   limits.turn = std::chrono::minutes(1);  // its busy first turn must not be stopped
   start("hostile", "slow_reader.mjs", limits);
-  program_->write_line("first\n");
+  program_->write("first\n", proto::Delivery::kept);
   const json::value fact = json::object{{"jsonrpc", "2.0"},
                                         {"method", "events/fact"},
                                         {"params", json::object{{"pad", std::string(64000, 'f')}}}};
   // The oldest notifications are dropped first: the timer's comes before the flood.
-  program_->write_droppable(R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":7}})"
-                            "\n");
-  for (int i = 0; i < 100; ++i)
-    program_->write_droppable(json::serialize(fact) + "\n");  // 6.4 MB: past the bound
+  static_assert(proto::method::TimerFired::kDelivery == proto::Delivery::kept);
+  static_assert(proto::method::EventsFact::kDelivery == proto::Delivery::droppable);
+  program_->write(R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":7}})"
+                  "\n",
+                  proto::method::TimerFired::kDelivery);
+  for (int i = 0; i < 100; ++i)  // 6.4 MB: past the bound
+    program_->write(json::serialize(fact) + "\n", proto::method::EventsFact::kDelivery);
   call(1, "count");
   auto counted = answer(1);
   ASSERT_TRUE(counted);

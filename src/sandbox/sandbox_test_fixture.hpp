@@ -88,7 +88,9 @@ class Sandbox : public ::testing::Test {
     start(spec_of(folder, module, limits));
   }
 
-  void send(const json::value& message) { program_->write_line(json::serialize(message) + "\n"); }
+  void send(const json::value& message) {
+    program_->write(json::serialize(message) + "\n", proto::Delivery::kept);
+  }
   void call(int id, std::string_view method, json::value params = nullptr) {
     send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
   }

@@ -132,7 +132,7 @@ TEST_F(WasmSandbox, TheLinesThatComeWhileEscouadeCallWaitsAreBounded) {
                            "\n";
   constexpr int kFacts = 100;  // 6.4 MB
   for (int i = 0; i < kFacts; ++i)
-    program_->write_droppable(fact);
+    program_->write(fact, proto::Delivery::droppable);
   EXPECT_TRUE(run_until([&] { return !full_.empty(); }));
   send(json::object{{"jsonrpc", "2.0"}, {"id", "escouade.call/1"}, {"result", 1}});
   send(json::object{{"jsonrpc", "2.0"}, {"id", "escouade.call/2"}, {"result", 2}});

@@ -226,7 +226,7 @@ void Supervisor::enqueue(Queued q) {
 void Supervisor::send_queued(Queued q) {
   if (!q.call) {
     if (q.line) {
-      session_->send_encoded(*q.line);
+      session_->send_encoded(*q.method, *q.line);
     } else {
       session_->notify(*q.method, std::move(q.params));
     }
@@ -306,11 +306,15 @@ bool Supervisor::start() {
     return false;
   }
   session_ = std::make_unique<rpc::Session>(
-      executor_, [p = program_.get()](std::string line) { p->write_line(std::move(line)); },
+      executor_,
+      [p = program_.get()](std::string line) { p->write(std::move(line), proto::Delivery::kept); },
       lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
-  session_->set_notification_sink(
-      [p = program_.get()](std::string line) { p->write_droppable(std::move(line)); });
+  session_->set_droppable_sink(
+      [p = program_.get()](std::string line) {
+        p->write(std::move(line), proto::Delivery::droppable);
+      },
+      &proto::delivery_of);
   session_->set_max_in_flight(kCallsInFlight);
   run_ = std::make_unique<services::RunScope>(*session_);
   if (binder_) binder_(*session_, *run_);

@@ -155,6 +155,31 @@ TEST_F(SupervisorTest, TheHandshakeIsTheFirstMessageAndWhatCameMeanwhileFollowsI
   EXPECT_EQ(methods_given(), (std::vector<std::string>{"initialize", "events/fact"}));
 }
 
+// Each message reaches its program with its method's delivery (protocol/delivery.hpp): a fact,
+// queued or sent at once, encoded once or not, may be dropped on the way; the handshake, a
+// timer's firing, a call and every other notification are kept.
+TEST_F(SupervisorTest, EachMessageReachesItsProgramWithItsMethodsDelivery) {
+  programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer); };
+  supervisor().notify("events/fact", json::object{{"n", 1}}, true);  // queued while it starts
+  settle();
+  ASSERT_EQ(supervisor().status().state, State::running);
+  supervisor().notify("timer/fired", json::object{{"timer", 3}}, false);
+  supervisor().notify_encoded(
+      "events/fact",
+      std::make_shared<const std::string>(R"({"jsonrpc":"2.0","method":"events/fact"})"
+                                          "\n"),
+      false);
+  supervisor().notify("proc/exit", json::object{{"proc", 1}, {"code", 0}}, false);
+  supervisor().call("test/echo", json::object{}, seconds(60), [](rpc::CallOutcome) {});
+  settle();
+  using proto::Delivery;
+  EXPECT_EQ(methods_given(), (std::vector<std::string>{"initialize", "events/fact", "timer/fired",
+                                                       "events/fact", "proc/exit", "test/echo"}));
+  EXPECT_EQ(programs_.last().deliveries(),
+            (std::vector<Delivery>{Delivery::kept, Delivery::droppable, Delivery::kept,
+                                   Delivery::droppable, Delivery::kept, Delivery::kept}));
+}
+
 TEST_F(SupervisorTest, NoAnswerToInitializeWithinTenSecondsStopsIt) {
   programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer, std::nullopt); };
   supervisor().activate();

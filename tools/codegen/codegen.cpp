@@ -361,6 +361,7 @@ std::string Generator::methods_hpp() const {
 #include <string_view>
 
 #include "base/result.hpp"
+#include "protocol/delivery.hpp"
 #include "protocol/gen/errors.hpp"
 )"
     << "#include \"protocol/gen/" << options_.file_prefix << "types.hpp\"\n\n"
@@ -378,6 +379,8 @@ struct MethodInfo {
   std::string_view name;
   Direction direction;
   bool notification;
+  // Whether the host may drop it, sent, when the peer does not read (protocol/delivery.hpp).
+  ::escouade::proto::Delivery delivery;
   // The method's timeoutMs, or x-defaultTimeoutMs when it states none (timeout_explicit false).
   std::uint32_t timeout_ms;
   bool timeout_explicit;
@@ -394,6 +397,8 @@ struct MethodInfo {
 std::span<const MethodInfo> methods() noexcept;
 // The method named `name`, or nullptr when the protocol has none by that name.
 const MethodInfo* find_method(std::string_view name) noexcept;
+// How a message of the method named `name` goes: kept for a name the protocol does not have.
+::escouade::proto::Delivery delivery_of(std::string_view name) noexcept;
 
 // One type per method: its name, direction, delay, and its params and result types.
 namespace method {
@@ -404,6 +409,8 @@ namespace method {
       << "  static constexpr Direction kDirection = Direction::"
       << snake_case(m.to_peer ? options_.to_peer : options_.from_peer) << ";\n"
       << "  static constexpr bool kNotification = " << (m.notification ? "true" : "false")
+      << ";\n  static constexpr ::escouade::proto::Delivery kDelivery = "
+      << "::escouade::proto::Delivery::" << (m.droppable ? "droppable" : "kept")
       << ";\n  static constexpr std::uint32_t kTimeoutMs = " << m.timeout_ms << ";\n"
       << "  using Params = " << value_type(m.params) << ";\n"
       << "  using Result = " << value_type(m.result) << ";\n};\n";
@@ -454,9 +461,10 @@ bool check_result(const boost::json::value& result, ReadContext& ctx) {
   for (const auto& m : methods_) {
     o << "    {" << quote(m.name)
       << ", Direction::" << snake_case(m.to_peer ? options_.to_peer : options_.from_peer) << ", "
-      << (m.notification ? "true" : "false") << ", " << m.timeout_ms << ", "
-      << (m.timeout_explicit ? "true" : "false") << ", k" << m.type_name << "Errors, &check<"
-      << value_type(m.params) << ">, ";
+      << (m.notification ? "true" : "false")
+      << ", ::escouade::proto::Delivery::" << (m.droppable ? "droppable" : "kept") << ", "
+      << m.timeout_ms << ", " << (m.timeout_explicit ? "true" : "false") << ", k" << m.type_name
+      << "Errors, &check<" << value_type(m.params) << ">, ";
     if (m.notification) {
       o << "nullptr},\n";
     } else {
@@ -486,6 +494,11 @@ const MethodInfo* find_method(std::string_view name) noexcept {
                                     [](std::uint8_t i, std::string_view n) { return kMethods[i].name < n; });
   if (it == kByName.end() || kMethods[*it].name != name) return nullptr;
   return &kMethods[*it];
+}
+
+::escouade::proto::Delivery delivery_of(std::string_view name) noexcept {
+  const MethodInfo* m = find_method(name);
+  return m ? m->delivery : ::escouade::proto::Delivery::kept;
 }
 
 )"
@@ -552,6 +565,8 @@ int host_files(const char* host_path, const char* plugin_path, const std::string
     options.other = &as_object(plugin, "the plugin schema");
     options.other_file = "plugin-protocol-1.json";
     options.other_ns = "escouade::proto";
+    // A status change is news a later one makes old (protocol/delivery.hpp).
+    options.droppable = {"host/statusChanged"};
     Generator g(as_object(host, "schema"), options);
     g.run();
     const auto banner = [](std::string text) {
@@ -593,7 +608,11 @@ int main(int argc, char** argv) {
     buf << in.rdbuf();
     const std::string text = buf.str();
     json::value root = json::parse(text);
-    Generator g(as_object(root, "schema"));
+    // A fact is news a later one makes old; every other message to a plugin is kept
+    // (protocol/delivery.hpp).
+    escouade::codegen::GeneratorOptions options;
+    options.droppable = {"events/fact"};
+    Generator g(as_object(root, "schema"), options);
     g.run();
     if (sdk) {
       write_if_changed(target, escouade::codegen::sdk_header(g));

@@ -115,6 +115,10 @@ struct GeneratorOptions {
   const json::object* other = nullptr;
   std::string other_file;
   std::string other_ns;
+  // The notifications the host sends that may be dropped when the peer does not read
+  // (proto::Delivery, src/protocol/delivery.hpp); every other message is kept. Each must name a
+  // notification of the schema sent by the host.
+  std::set<std::string> droppable;
 };
 
 class Generator {
@@ -134,6 +138,8 @@ class Generator {
     const auto& methods = as_object(root_.at("x-methods"), "x-methods");
     for (const auto& [name, m] : methods)
       method(std::string(name), m);
+    for (const auto& name : options_.droppable)
+      if (!methods.contains(name)) fail("x-methods", "no method " + name + " to drop");
   }
 
   std::string errors_hpp() const;
@@ -148,6 +154,7 @@ class Generator {
     std::string type_name;
     bool to_peer;  // sent by the host (options().to_peer), not served by it
     bool notification;
+    bool droppable;  // options().droppable names it: it may be lost on the way
     std::int64_t timeout_ms;
     bool timeout_explicit;
     std::vector<std::string> errors;
@@ -320,6 +327,9 @@ class Generator {
       fail(where, "direction must be " + options_.to_peer + " or " + options_.from_peer);
     m.to_peer = dir == options_.to_peer;
     m.notification = o.contains("notification") && o.at("notification").as_bool();
+    m.droppable = options_.droppable.count(name) > 0;
+    if (m.droppable && !(m.to_peer && m.notification))
+      fail(where, "only a notification the host sends may be dropped");
     m.timeout_explicit = o.contains("timeoutMs");
     m.timeout_ms = m.timeout_explicit ? o.at("timeoutMs").as_int64()
                                       : root_.at("x-defaultTimeoutMs").as_int64();

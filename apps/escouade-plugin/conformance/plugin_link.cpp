@@ -79,7 +79,7 @@ PluginLink::PluginLink(asio::any_io_executor executor, runtime::ProgramFactory& 
       executor_,
       [this](std::string line) {
         outgoing(line);
-        if (program_) program_->write_line(std::move(line));
+        if (program_) program_->write(std::move(line), proto::Delivery::kept);
       },
       [this](std::string_view sentence) { plugin_->journal->warn(sentence); });
   session_->set_redactor([journal = plugin_->journal](std::string& text) { journal->mask(text); });
@@ -155,7 +155,7 @@ void PluginLink::send_raw(std::string line) {
     if (m && m->kind == MessageKind::request) issued_[id_text(m->id)] = {m->method, true};
   }
   line += '\n';
-  program_->write_line(std::move(line));
+  program_->write(std::move(line), proto::Delivery::kept);
 }
 
 asio::awaitable<bool> PluginLink::until(std::function<bool()> done,

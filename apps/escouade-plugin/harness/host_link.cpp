@@ -52,7 +52,8 @@ Result<void> HostLink::start(const std::filesystem::path& program,
   program_ = programs.make(spec);
 
   session_ = std::make_unique<rpc::Session>(
-      io_.get_executor(), [this](std::string line) { program_->write_line(std::move(line)); },
+      io_.get_executor(),
+      [this](std::string line) { program_->write(std::move(line), proto::Delivery::kept); },
       [this](std::string_view sentence) {
         if (events_.stderr_line)
           events_.stderr_line("(from the harness) the host " + std::string(sentence));
