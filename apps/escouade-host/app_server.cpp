@@ -18,12 +18,14 @@ AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<
       out_(io, out_fd),
       stopped_(std::move(stopped)),
       session_(
-          io.get_executor(), [this](std::string line) { write(std::move(line), false); },
+          io.get_executor(),
+          [this](std::string line) { write(std::move(line), proto::Delivery::kept); },
           [](std::string_view sentence) {
             std::cerr << "escouade-host: the app " << sentence << "\n";
           }) {
-  session_.set_droppable_sink([this](std::string line) { write(std::move(line), true); },
-                              &proto::host::delivery_of);
+  session_.set_droppable_sink(
+      [this](std::string line) { write(std::move(line), proto::Delivery::droppable); },
+      &proto::host::delivery_of);
 }
 
 void AppServer::start() {
@@ -38,7 +40,7 @@ void AppServer::read() {
           [this](std::size_t limit) { session_.line_too_long(limit); });
     }
     if (!ec) {
-      if (pending_bytes_ > kMaxBacklog) {
+      if (pending_.bytes() > kMaxBacklog) {
         paused_ = true;  // write_next() reads again once half of it is gone
         return;
       }
@@ -119,22 +121,10 @@ void AppServer::close_host() {
   }
 }
 
-void AppServer::write(std::string line, bool droppable) {
-  pending_bytes_ += line.size();
-  pending_.push_back(Line{std::move(line), droppable});
-  if (pending_bytes_ > kMaxBacklog) {
-    // The oldest notifications go first; answers and the host's own calls are kept (their
-    // number is bounded by the requests read, and reading has stopped).
-    for (auto it = pending_.begin(); it != pending_.end() && pending_bytes_ > kMaxBacklog;) {
-      if (!it->droppable) {
-        ++it;
-        continue;
-      }
-      pending_bytes_ -= it->text.size();
-      it = pending_.erase(it);
-      ++dropped_;
-    }
-  }
+void AppServer::write(std::string line, proto::Delivery delivery) {
+  // Past the bound the oldest notifications go first; answers and the host's own calls are kept
+  // (their number is bounded by the requests read, and reading has stopped).
+  pending_.push(std::move(line), delivery);
   write_next();
 }
 
@@ -144,12 +134,11 @@ void AppServer::when_drained(std::function<void()> done) {
 }
 
 void AppServer::write_next() {
-  if (paused_ && pending_bytes_ <= kMaxBacklog / 2) {
+  if (paused_ && pending_.bytes() <= kMaxBacklog / 2) {
     paused_ = false;
-    if (dropped_ > 0) {
-      std::cerr << "escouade-host: " << dropped_ << " notification" << (dropped_ == 1 ? "" : "s")
+    if (const std::size_t dropped = pending_.take_dropped(); dropped > 0) {
+      std::cerr << "escouade-host: " << dropped << " notification" << (dropped == 1 ? "" : "s")
                 << " to the app dropped while it did not read its input\n";
-      dropped_ = 0;
     }
     if (!closing_) read();
   }
@@ -161,19 +150,13 @@ void AppServer::write_next() {
   }
   if (writing_ || pending_.empty()) return;
   writing_ = true;
-  in_flight_.clear();
-  // One write of at most 1 MiB of lines, so that the backlog shrinks as they go.
-  while (!pending_.empty() && (in_flight_.empty() || in_flight_.size() < 1024 * 1024)) {
-    in_flight_ += pending_.front().text;
-    pending_bytes_ -= pending_.front().text.size();
-    pending_.pop_front();
-  }
+  // One write of about 1 MiB of lines at most, so that the backlog shrinks as they go.
+  in_flight_ = pending_.take_joined(1024 * 1024);
   asio::async_write(out_, asio::buffer(in_flight_),
                     [this](boost::system::error_code ec, std::size_t) {
                       writing_ = false;
                       if (ec) {  // the app is gone: nothing more goes out
                         pending_.clear();
-                        pending_bytes_ = 0;
                       }
                       write_next();
                     });

@@ -19,6 +19,7 @@
 #include "protocol/encode.hpp"
 #include "protocol/framing.hpp"
 #include "rpc/session.hpp"
+#include "runtime/line_queue.hpp"
 
 namespace escouade::app {
 
@@ -42,7 +43,7 @@ class AppServer {
   // Whether everything written to the app has gone out (or cannot: the app is gone).
   bool drained() const noexcept { return pending_.empty() && !writing_; }
   // What waits to go to the app, in bytes.
-  std::size_t backlog() const noexcept { return pending_bytes_; }
+  std::size_t backlog() const noexcept { return pending_.bytes(); }
 
   // Past this backlog (an app that does not read its input) the host reads no more requests
   // from it, and notifications are dropped, the oldest first; reading resumes at half.
@@ -51,15 +52,12 @@ class AppServer {
   void when_drained(std::function<void()> done);
 
  private:
-  struct Line {
-    std::string text;
-    bool droppable = false;  // a notification: may be dropped when the app does not read
-  };
   void read();
   // One line of the app's: a host/call's payload taken out as text (payload_), the rest to the
   // session.
   void take_line(std::string_view line);
-  void write(std::string line, bool droppable);
+  // A droppable line (host/statusChanged) may be dropped when the app does not read.
+  void write(std::string line, proto::Delivery delivery);
   void write_next();
   void close_host();
 
@@ -73,13 +71,12 @@ class AppServer {
   // The payload of the host/call being dispatched, taken out of its line as checked JSON text
   // (its place in the line given to the session holds null); null for any other line.
   std::shared_ptr<const proto::EncodedParams> payload_;
-  // What goes to the app: gathered while a write is in flight, then sent in one write.
-  std::deque<Line> pending_;
-  std::size_t pending_bytes_ = 0;
+  // What goes to the app: gathered while a write is in flight, then sent in one write; past
+  // kMaxBacklog, droppable lines go, the oldest first (LineQueue).
+  runtime::LineQueue pending_{kMaxBacklog};
   std::string in_flight_;
   bool writing_ = false;
-  bool paused_ = false;      // not reading the app: its input waits for the backlog to go
-  std::size_t dropped_ = 0;  // notifications dropped since the backlog filled
+  bool paused_ = false;  // not reading the app: its input waits for the backlog to go
   bool closing_ = false;
   std::function<void()> drained_;
 };

@@ -15,6 +15,7 @@
 #include "base/write_now.hpp"
 #include "platform/process_tree.hpp"
 #include "protocol/gen/errors.hpp"
+#include "runtime/line_queue.hpp"
 #include "runtime/pipe_reader.hpp"
 #include "runtime/stderr_lines.hpp"
 
@@ -62,14 +63,9 @@ struct ProcessProgram::State {
   // Lines to write: `pending` gathers what comes while `in_flight` is being written, so that a
   // burst of lines leaves in one write instead of one system call a line. Bounded (what the
   // host holds for one plugin is): past kInputBacklog bytes not yet taken by the plugin, its
-  // stdout is not read until half of that is (back-pressure, as a pipe does), and a
-  // notification (a fact) pushes out the oldest notifications waiting, or is dropped itself.
-  struct Line {
-    std::string text;
-    bool droppable;
-  };
-  std::deque<Line> pending;
-  std::size_t pending_bytes = 0;
+  // stdout is not read until half of that is (back-pressure, as a pipe does), and droppable
+  // lines (facts) go, the oldest first (LineQueue).
+  LineQueue pending{kInputBacklog};
   std::string in_flight;
   // Of what waits to be written, the bytes write_first() gave: not counted in backlog().
   std::size_t uncounted = 0;
@@ -77,9 +73,12 @@ struct ProcessProgram::State {
   bool write_direct = false;   // its input is non-blocking: queue_line may write it at once
   bool output_paused = false;  // its stdout is not read while its input is full
   bool full = false;           // its input filled, and has not drained to half since
-  std::size_t dropped = 0;     // notifications dropped since its input filled
 
-  std::size_t backlog() const noexcept { return pending_bytes + in_flight.size() - uncounted; }
+  std::size_t backlog() const noexcept { return pending.bytes() + in_flight.size() - uncounted; }
+  // Bytes being written, less those of write_first() (which leave in the first write).
+  std::size_t in_flight_counted() const noexcept {
+    return in_flight.size() > uncounted ? in_flight.size() - uncounted : 0;
+  }
   // Not zeroed: only what a read put there is used. Zeroing them cost each start an 80 KiB
   // memset (callgrind, bench_host cold: 82k of the 177k host instructions from the call to its
   // answer).
@@ -224,17 +223,8 @@ void resume_if_drained(const StatePtr& s);
 void write_next(const StatePtr& s) {
   if (s->writing || s->pending.empty() || !s->in) return;
   s->writing = true;
-  if (s->pending.size() == 1) {
-    // Taken, not copied: a sandbox helper's start record weighs megabytes.
-    s->in_flight = std::move(s->pending.front().text);
-  } else {
-    s->in_flight.clear();
-    s->in_flight.reserve(s->pending_bytes);
-    for (auto& l : s->pending)
-      s->in_flight += l.text;
-  }
-  s->pending.clear();
-  s->pending_bytes = 0;
+  // One line alone is taken, not copied: a sandbox helper's start record weighs megabytes.
+  s->in_flight = s->pending.take_joined();
   asio::async_write(*s->in, asio::buffer(s->in_flight),
                     [s](boost::system::error_code ec, std::size_t) {
                       if (!s->owner) return;
@@ -247,7 +237,6 @@ void write_next(const StatePtr& s) {
                       if (ec) {
                         // It closed its input or ended: what was not written is lost with it.
                         s->pending.clear();
-                        s->pending_bytes = 0;
                         s->uncounted = 0;
                       }
                       resume_if_drained(s);
@@ -263,7 +252,7 @@ void resume_if_drained(const StatePtr& s) {
   if (s->backlog() > kInputBacklog / 2) return;
   if (s->full) {
     s->full = false;
-    const std::size_t dropped = std::exchange(s->dropped, 0);
+    const std::size_t dropped = s->pending.take_dropped();
     if (s->events.input_drained) s->events.input_drained(dropped);
   }
   if (s->output_paused && !s->out_done && !s->finished) {
@@ -272,27 +261,9 @@ void resume_if_drained(const StatePtr& s) {
   }
 }
 
-void queue_line(const StatePtr& s, std::string line, bool droppable) {
-  if (droppable && s->backlog() + line.size() > kInputBacklog) {
-    // Its input is full: the oldest notifications waiting go first, then this one if need be.
-    for (auto it = s->pending.begin();
-         it != s->pending.end() && s->backlog() + line.size() > kInputBacklog;) {
-      if (!it->droppable) {
-        ++it;
-        continue;
-      }
-      s->pending_bytes -= it->text.size();
-      it = s->pending.erase(it);
-      ++s->dropped;
-      note_full(s);
-    }
-    if (s->backlog() + line.size() > kInputBacklog) {
-      ++s->dropped;
-      note_full(s);
-      return;
-    }
-  }
-  if (!droppable && s->write_direct && !s->writing && s->pending.empty() && s->in) {
+void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery) {
+  const bool kept = delivery == proto::Delivery::kept;
+  if (kept && s->write_direct && !s->writing && s->pending.empty() && s->in) {
     // A request or an answer with nothing ahead of it: written now, by the host's thread, with
     // no completion to run after it. The pipe almost always takes it whole; what it does not
     // take is written as before. Notifications keep the gathering below, where a burst of
@@ -302,8 +273,10 @@ void queue_line(const StatePtr& s, std::string line, bool droppable) {
     if (n == line.size()) return;
     line.erase(0, n);
   }
-  s->pending_bytes += line.size();
-  s->pending.push_back({std::move(line), droppable});
+  // Its input full: droppable lines go, the oldest first (LineQueue), and that is told once.
+  const std::size_t dropped = s->pending.dropped();
+  s->pending.push(std::move(line), delivery, s->in_flight_counted());
+  if (s->pending.dropped() != dropped) note_full(s);
   write_next(s);
 }
 
@@ -489,14 +462,14 @@ void ProcessProgram::write_first(std::string bytes) {
   auto& s = *state_;
   if (!s.running || s.writing || !s.pending.empty()) return;
   s.uncounted = bytes.size();
-  s.pending_bytes += bytes.size();
-  s.pending.push_back({std::move(bytes), false});
+  // Kept, and counted against no bound: it is the helper's program, before any line.
+  s.pending.push(std::move(bytes), proto::Delivery::kept, 0);
   write_next(state_);
 }
 
 void ProcessProgram::write(std::string line, proto::Delivery delivery) {
   if (!state_->running) return;
-  queue_line(state_, std::move(line), delivery == proto::Delivery::droppable);
+  queue_line(state_, std::move(line), delivery);
 }
 
 std::size_t ProcessProgram::input_backlog() const {

@@ -51,10 +51,10 @@ bool Channel::read_more() {
                                       case wire::ToHelper::start:  // once, read first
                                         break;
                                       case wire::ToHelper::line:
-                                        queue(std::string(bytes), false);
+                                        queue(std::string(bytes), proto::Delivery::kept);
                                         break;
                                       case wire::ToHelper::droppable:
-                                        queue(std::string(bytes), true);
+                                        queue(std::string(bytes), proto::Delivery::droppable);
                                         break;
                                       case wire::ToHelper::decisions:
                                         decisions_.store(wire::count_of(bytes).value_or(0));
@@ -102,41 +102,20 @@ std::optional<wire::Start> Channel::read_start() {
   return wire::decode_start(std::move(body));
 }
 
-void Channel::queue(std::string line, bool droppable) {
-  if (droppable && input_bytes_ + line.size() > kInputBacklog) {
-    for (auto it = input_.begin();
-         it != input_.end() && input_bytes_ + line.size() > kInputBacklog;) {
-      if (!it->droppable) {
-        ++it;
-        continue;
-      }
-      input_bytes_ -= it->line.size();
-      it = input_.erase(it);
-      ++dropped_;
-    }
-    if (input_bytes_ + line.size() > kInputBacklog) {
-      ++dropped_;  // the newest is the one that cannot fit
-      line.clear();
-    }
-  }
-  if (!line.empty()) {
-    input_bytes_ += line.size();
-    input_.push_back({std::move(line), droppable});
-  }
+void Channel::queue(std::string line, proto::Delivery delivery) {
+  input_.push(std::move(line), delivery);
   // Full once a notification had to go, or once kept lines alone passed the bound.
-  if ((dropped_ > 0 || input_bytes_ > kInputBacklog) && !input_full_) {
+  if ((input_.dropped() > 0 || input_.bytes() > kInputBacklog) && !input_full_) {
     input_full_ = true;
-    send(wire::ToHost::input_full, wire::count(input_bytes_));
+    send(wire::ToHost::input_full, wire::count(input_.bytes()));
   }
 }
 
 std::string Channel::take(std::size_t at) {
-  std::string line = std::move(input_[at].line);
-  input_.erase(input_.begin() + static_cast<std::ptrdiff_t>(at));
-  input_bytes_ -= line.size();
-  if (input_full_ && input_bytes_ <= kInputBacklog / 2) {
+  std::string line = input_.take(at);
+  if (input_full_ && input_.bytes() <= kInputBacklog / 2) {
     input_full_ = false;
-    send(wire::ToHost::input_drained, wire::count(std::exchange(dropped_, 0)));
+    send(wire::ToHost::input_drained, wire::count(input_.take_dropped()));
   }
   return line;
 }
@@ -155,7 +134,7 @@ std::optional<std::string> Channel::next_input_where(
   for (;;) {
     if (cause_.load() != StopCause::none) return std::nullopt;
     for (std::size_t i = looked; i < input_.size(); ++i) {
-      if (wanted(input_[i].line)) return take(i);
+      if (wanted(input_[i].text)) return take(i);
     }
     looked = input_.size();
     const std::size_t before = input_.size();

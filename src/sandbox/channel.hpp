@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/line_queue.hpp"
 #include "runtime/program.hpp"
 #include "sandbox/memory_account.hpp"
 #include "sandbox/status_page.hpp"
@@ -137,13 +138,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
  private:
-  struct Queued {
-    std::string line;
-    bool droppable;
-  };
   // Reads what comes on its input into the queue: false at its end.
   bool read_more();
-  void queue(std::string line, bool droppable);
+  void queue(std::string line, proto::Delivery delivery);
   std::string take(std::size_t at);
   void interrupt_locked();
   // The helper ends now, with the stop's reason (the watchdog, past kStopGrace).
@@ -156,11 +153,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
   // The instance's thread only: its input.
   wire::RecordReader records_{kMaxRecordBytes};
-  std::deque<Queued> input_;
-  std::size_t input_bytes_ = 0;
+  runtime::LineQueue input_{kInputBacklog};
   bool input_ended_ = false;
   bool input_full_ = false;
-  std::size_t dropped_ = 0;
   std::atomic<std::size_t> decisions_{0};
 
   std::mutex control_mutex_;  // the records of the instance's and the watchdog's threads

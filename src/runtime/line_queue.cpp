@@ -1,0 +1,66 @@
+#include "runtime/line_queue.hpp"
+
+#include <utility>
+
+namespace escouade::runtime {
+
+bool LineQueue::push(std::string text, proto::Delivery delivery, std::size_t held) {
+  const bool droppable = delivery == proto::Delivery::droppable;
+  // A droppable line that would not fit beside the kept ones alone is the one to go: dropping
+  // older ones would not make room for it.
+  if (droppable && held + kept_bytes_ + text.size() > bound_) {
+    ++dropped_;
+    return false;
+  }
+  const auto over = [&] { return held + bytes_ + text.size() > bound_; };
+  for (auto it = lines_.begin(); it != lines_.end() && over();) {
+    if (it->delivery != proto::Delivery::droppable) {
+      ++it;
+      continue;
+    }
+    forget(*it);
+    it = lines_.erase(it);
+    ++dropped_;
+  }
+  bytes_ += text.size();
+  if (!droppable) kept_bytes_ += text.size();
+  lines_.push_back(Line{std::move(text), delivery});
+  return true;
+}
+
+std::string LineQueue::take_joined(std::size_t limit) {
+  if (lines_.empty()) return {};
+  if (lines_.size() == 1 || lines_.front().text.size() >= limit) return take(0);
+  std::string out;
+  out.reserve(bytes_ < limit ? bytes_ : limit);
+  while (!lines_.empty() && out.size() < limit) {
+    out += lines_.front().text;
+    forget(lines_.front());
+    lines_.pop_front();
+  }
+  return out;
+}
+
+std::string LineQueue::take(std::size_t at) {
+  forget(lines_[at]);
+  std::string text = std::move(lines_[at].text);
+  lines_.erase(lines_.begin() + static_cast<std::ptrdiff_t>(at));
+  return text;
+}
+
+void LineQueue::clear() noexcept {
+  lines_.clear();
+  bytes_ = 0;
+  kept_bytes_ = 0;
+}
+
+void LineQueue::forget(const Line& line) noexcept {
+  bytes_ -= line.text.size();
+  if (line.delivery != proto::Delivery::droppable) kept_bytes_ -= line.text.size();
+}
+
+std::size_t LineQueue::take_dropped() noexcept {
+  return std::exchange(dropped_, 0);
+}
+
+}  // namespace escouade::runtime

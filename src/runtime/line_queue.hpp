@@ -1,0 +1,62 @@
+#pragma once
+
+// Lines waiting for a peer that may not read them: a plugin's input (ProcessProgram), a sandboxed
+// instance's input (sandbox::Channel), the app's (escouade-host's stdout). One rule for all
+// (protocol/delivery.hpp): a kept line always waits; when the lines waiting would pass the bound,
+// the oldest droppable ones go first, as many as it takes; a droppable line that would not fit
+// even beside the kept ones alone is dropped itself, and nothing older for it. Kept lines alone
+// may pass the bound: their owner then stops reading its peer's output (back-pressure), which
+// bounds them. What was dropped is counted until taken.
+//
+// Thread: not thread-safe; the owner's (the host's thread, or the channel's lock).
+
+#include <cstddef>
+#include <deque>
+#include <limits>
+#include <string>
+
+#include "protocol/delivery.hpp"
+
+namespace escouade::runtime {
+
+class LineQueue {
+ public:
+  struct Line {
+    std::string text;
+    proto::Delivery delivery;
+  };
+
+  explicit LineQueue(std::size_t bound) noexcept : bound_(bound) {}
+
+  // Queues `text`, `held` more bytes of the same peer's being held elsewhere (a write under way),
+  // counted against the bound. Returns false when `text` itself was dropped.
+  bool push(std::string text, proto::Delivery delivery, std::size_t held = 0);
+
+  // Takes lines from the front, in order, joined, until `limit` bytes are taken or none is left
+  // (one line at least): one write for a burst. A line taken alone is moved, not copied.
+  std::string take_joined(std::size_t limit = std::numeric_limits<std::size_t>::max());
+  // Takes the line at `at`.
+  std::string take(std::size_t at);
+  void clear() noexcept;
+
+  const Line& operator[](std::size_t at) const noexcept { return lines_[at]; }
+  std::size_t size() const noexcept { return lines_.size(); }
+  bool empty() const noexcept { return lines_.empty(); }
+  // The bytes of the lines waiting.
+  std::size_t bytes() const noexcept { return bytes_; }
+  std::size_t bound() const noexcept { return bound_; }
+  // The lines dropped since the last take_dropped().
+  std::size_t dropped() const noexcept { return dropped_; }
+  std::size_t take_dropped() noexcept;
+
+ private:
+  void forget(const Line& line) noexcept;  // its bytes out of the counts
+
+  std::deque<Line> lines_;
+  std::size_t bytes_ = 0;
+  std::size_t kept_bytes_ = 0;  // of bytes_, those of kept lines
+  std::size_t dropped_ = 0;
+  std::size_t bound_;
+};
+
+}  // namespace escouade::runtime

@@ -1,0 +1,108 @@
+#include "runtime/line_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace escouade::runtime {
+namespace {
+
+using proto::Delivery;
+
+std::vector<std::string> texts(const LineQueue& q) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < q.size(); ++i)
+    out.push_back(q[i].text);
+  return out;
+}
+
+TEST(LineQueue, KeptLinesAlwaysWaitEvenPastTheBound) {
+  LineQueue q(10);
+  EXPECT_TRUE(q.push("answer-1\n", Delivery::kept));
+  EXPECT_TRUE(q.push("answer-2\n", Delivery::kept));
+  EXPECT_EQ(q.bytes(), 18u);
+  EXPECT_EQ(q.dropped(), 0u);
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"answer-1\n", "answer-2\n"}));
+}
+
+TEST(LineQueue, PastTheBoundTheOldestDroppableLinesGoFirstAndKeptOnesStay) {
+  LineQueue q(12);
+  EXPECT_TRUE(q.push("f1\n", Delivery::droppable));
+  EXPECT_TRUE(q.push("k1\n", Delivery::kept));
+  EXPECT_TRUE(q.push("f2\n", Delivery::droppable));
+  EXPECT_TRUE(q.push("k2\n", Delivery::kept));  // 12 bytes: at the bound, not past it
+  EXPECT_TRUE(q.push("f3\n", Delivery::droppable));
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"k1\n", "f2\n", "k2\n", "f3\n"}));
+  EXPECT_EQ(q.dropped(), 1u);
+  EXPECT_TRUE(q.push("f4\n", Delivery::droppable));  // f2 goes
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"k1\n", "k2\n", "f3\n", "f4\n"}));
+  EXPECT_EQ(q.dropped(), 2u);
+  EXPECT_TRUE(q.push("f5-f5\n", Delivery::droppable));  // f3 and f4 go, then it fits
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"k1\n", "k2\n", "f5-f5\n"}));
+  EXPECT_EQ(q.bytes(), 12u);
+  EXPECT_EQ(q.dropped(), 4u);
+}
+
+// A fact too large to fit beside the kept lines is the one dropped: the older facts, which would
+// not make room for it, stay.
+TEST(LineQueue, ADroppableLineThatCannotFitIsDroppedItselfAndNothingOlder) {
+  LineQueue q(12);
+  EXPECT_TRUE(q.push("kept-1\n", Delivery::kept));
+  EXPECT_TRUE(q.push("f1\n", Delivery::droppable));
+  EXPECT_FALSE(q.push("a-large-fact\n", Delivery::droppable));
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"kept-1\n", "f1\n"}));
+  EXPECT_EQ(q.take_dropped(), 1u);
+  EXPECT_EQ(q.dropped(), 0u);
+}
+
+TEST(LineQueue, AKeptLinePastTheBoundPushesOutDroppableOnes) {
+  LineQueue q(8);
+  EXPECT_TRUE(q.push("fact\n", Delivery::droppable));
+  EXPECT_TRUE(q.push("timer\n", Delivery::kept));  // 11 bytes: the fact goes to make room
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"timer\n"}));
+  EXPECT_EQ(q.dropped(), 1u);
+  EXPECT_TRUE(q.push("answer\n", Delivery::kept));  // nothing droppable left: it waits past
+  EXPECT_EQ(q.bytes(), 13u);
+}
+
+TEST(LineQueue, BytesHeldElsewhereCountAgainstTheBound) {
+  LineQueue q(10);
+  EXPECT_FALSE(q.push("fact\n", Delivery::droppable, 8));  // a write of 8 under way
+  EXPECT_TRUE(q.push("fact\n", Delivery::droppable, 5));
+  EXPECT_EQ(q.dropped(), 1u);
+}
+
+TEST(LineQueue, TakeJoinedTakesInOrderUpToItsLimitAndMovesALoneLine) {
+  LineQueue q(1 << 20);
+  std::string big(1000, 'x');
+  const char* data = big.data();
+  q.push(std::move(big), Delivery::kept);
+  const std::string alone = q.take_joined();
+  EXPECT_EQ(alone.data(), data) << "moved, not copied";
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.take_joined(), "");
+
+  for (const char* l : {"a\n", "bb\n", "ccc\n", "dddd\n"})
+    q.push(l, Delivery::droppable);
+  EXPECT_EQ(q.take_joined(5), "a\nbb\n");  // stops once 5 bytes are taken
+  EXPECT_EQ(q.bytes(), 9u);
+  EXPECT_EQ(q.take_joined(1), "ccc\n");  // one line at least
+  EXPECT_EQ(q.take_joined(), "dddd\n");
+  EXPECT_EQ(q.bytes(), 0u);
+}
+
+TEST(LineQueue, ALineTakenFromTheMiddleLeavesTheOthersInOrder) {
+  LineQueue q(100);
+  for (const char* l : {"1\n", "2\n", "3\n"})
+    q.push(l, Delivery::kept);
+  EXPECT_EQ(q.take(1), "2\n");
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"1\n", "3\n"}));
+  EXPECT_EQ(q.bytes(), 4u);
+  q.clear();
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace escouade::runtime
