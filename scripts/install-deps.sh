@@ -18,8 +18,8 @@ packages=(
   wasi-libc libclang-rt-14-dev-wasm32 lld-14 libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 wabt
   # the keychain the tests use: a real Secret Service in a private D-Bus session
   dbus-daemon gnome-keyring
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks; Node parses the run.js prelude in the tests (node --check)
+  libgtest-dev libgmock-dev libbenchmark-dev nodejs
 )
 
 missing=()

@@ -19,7 +19,7 @@ add_custom_command(
           -DWASM_TEMPLATE_DIR=${SCAFFOLD_WASM_TEMPLATE_DIR} -DWASM_SUPPORT=${SCAFFOLD_WASM_SUPPORT}
           -DOUTPUT=${SCAFFOLD_FILES_CPP} -P ${SCAFFOLD_DIR}/embed_files.cmake
   DEPENDS ${SCAFFOLD_TEMPLATE_FILES} ${SCAFFOLD_SDK_HEADERS} ${SCAFFOLD_WASM_SUPPORT}
-          ${SCAFFOLD_DIR}/embed_files.cmake
+          ${SCAFFOLD_DIR}/embed_files.cmake ${PROJECT_SOURCE_DIR}/cmake/EscouadeEmbed.cmake
   COMMENT "Embedding the plugin template and the SDK headers for escouade-plugin new"
   VERBATIM)
 

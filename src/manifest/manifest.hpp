@@ -154,7 +154,10 @@ Result<Manifest> load_manifest(const std::filesystem::path& folder);
 // `<prefix>.`, or `pattern` is `*`.
 bool event_matches(std::string_view pattern, std::string_view fact_name) noexcept;
 
-// schema/manifest-1.json as the build embedded it.
-std::string_view manifest_schema_text() noexcept;
+// schema/manifest-1.json as the build embedded it (cmake/EscouadeEmbed.cmake).
+extern const std::string_view kManifestSchemaText;
+inline std::string_view manifest_schema_text() noexcept {
+  return kManifestSchemaText;
+}
 
 }  // namespace escouade::manifest

@@ -4,16 +4,13 @@
 # Run by the build: cmake -DTEMPLATE_DIR=<dir> -DSDK_DIR=<dir> -DWASM_TEMPLATE_DIR=<dir>
 #   -DWASM_SUPPORT=<file.cpp> -DOUTPUT=<file.cpp> -P embed_files.cmake
 
-# Appends to `out` one table entry: {"<name>", {"<bytes as \x escapes>", <size>}}.
+include(${CMAKE_CURRENT_LIST_DIR}/../../../cmake/EscouadeEmbed.cmake)
+
+# Appends to `out` one table entry: {"<name>", {"<bytes as \x escapes>", <size>}}
+# (escouade_bytes_literal, the project's one way to embed a file).
 function(embed_entry out name file)
-  file(READ "${file}" hex HEX)
-  string(LENGTH "${hex}" digits)
-  math(EXPR size "${digits} / 2")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" escaped "${hex}")
-  # Thirty-two bytes a line, each line a literal of its own; the compiler joins them.
-  string(REPEAT "\\\\x[0-9a-f][0-9a-f]" 32 line)
-  string(REGEX REPLACE "(${line})" "\\1\"\n     \"" escaped "${escaped}")
-  set(${out} "${${out}}    {\"${name}\",\n     {\"${escaped}\",\n      ${size}}},\n" PARENT_SCOPE)
+  escouade_bytes_literal(literal "${file}")
+  set(${out} "${${out}}    {\"${name}\",\n     ${literal}},\n" PARENT_SCOPE)
 endfunction()
 
 file(GLOB_RECURSE templates RELATIVE "${TEMPLATE_DIR}" "${TEMPLATE_DIR}/*")

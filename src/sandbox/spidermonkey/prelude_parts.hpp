@@ -1,13 +1,19 @@
 #pragma once
 
-// The parts of the run.js prelude (prelude.hpp) kept in files of their own. Each is JS run inside
-// the prelude's function, after its beginning (prelude.cpp): it uses the names defined there and
-// defines those its end gives the bundle. Constant-initialized, so that prelude.cpp may join
-// them while the program starts.
+// The run.js prelude's parts (prelude.hpp), each a file of spidermonkey/prelude/ embedded at build
+// time (cmake/EscouadeEmbed.cmake). prelude.cpp joins the beginning, the parts and the end into
+// one script: the parts run inside the beginning's function, use the names it defines and define
+// those the end gives the bundle. Constant-initialized, so that prelude.cpp may join them while
+// the program starts.
 
 #include <string_view>
 
+#include "sandbox/spidermonkey/prelude.hpp"
+
 namespace escouade::sandbox::spidermonkey {
+
+// (function (host) { ... the natives' names, process, console, readline, readFileSync.
+extern const std::string_view kPreludeBeginning;
 
 // setTimeout, clearTimeout, setInterval, clearInterval over timer/set, timer/cancel and
 // timer/fired; sets ownInput and keptAlive (docs/sandbox.md, "Timers").
@@ -18,5 +24,8 @@ extern const std::string_view kTextPart;
 
 // URL and URLSearchParams, WHATWG-like for file:, http(s):, ws(s): and ftp: URLs.
 extern const std::string_view kUrlPart;
+
+// The globals given to the bundle, and the function the host calls with each line. })
+extern const std::string_view kPreludeEnd;
 
 }  // namespace escouade::sandbox::spidermonkey

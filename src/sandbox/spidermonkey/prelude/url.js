@@ -1,13 +1,9 @@
-#include "sandbox/spidermonkey/prelude_parts.hpp"
 
-namespace escouade::sandbox::spidermonkey {
-
-// URL and URLSearchParams, after the WHATWG URL standard as far as file:, http(s):, ws(s): and
-// ftp: URLs go (docs/sandbox.md says what is left out): a base resolves a relative input, the
-// path's "." and ".." segments are resolved, what the standard encodes in a path, a query or a
-// fragment is percent-encoded (UTF-8), the host is lowercased and a scheme's default port
-// dropped. Uses encodeUtf8 and decodeUtf8 (prelude_text.cpp's part, before it).
-constinit const std::string_view kUrlPart = R"JS(
+  // URL and URLSearchParams, after the WHATWG URL standard as far as file:, http(s):, ws(s): and
+  // ftp: URLs go (docs/sandbox.md says what is left out): a base resolves a relative input, the
+  // path's "." and ".." segments are resolved, what the standard encodes in a path, a query or a
+  // fragment is percent-encoded (UTF-8), the host is lowercased and a scheme's default port
+  // dropped. Uses encodeUtf8 and decodeUtf8 (text.js, before it).
   const kDefaultPorts = { 'http:': '80', 'https:': '443', 'ws:': '80', 'wss:': '443', 'ftp:': '21',
                           'file:': '' };
   const isSpecial = (protocol) => Object.prototype.hasOwnProperty.call(kDefaultPorts, protocol);
@@ -458,6 +454,3 @@ constinit const std::string_view kUrlPart = R"JS(
   }
   for (const name of ['_noCredentials', '_setHost'])
     Object.defineProperty(URL.prototype, name, { enumerable: false });
-)JS";
-
-}  // namespace escouade::sandbox::spidermonkey

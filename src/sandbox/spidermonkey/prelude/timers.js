@@ -1,14 +1,12 @@
-#include "sandbox/spidermonkey/prelude_parts.hpp"
 
-namespace escouade::sandbox::spidermonkey {
-
-// The host keeps the timers (services/timers.hpp: 10 ms at least, 64 at once, gone with the
-// instance); the prelude asks for them with requests of its own and hands the bundle's callbacks
-// their turns when timer/fired comes. Its requests' ids are strings with a prefix made at random
-// when the instance starts; an answer is the prelude's only when its id is one of the prelude's
-// requests still unanswered, a timer/fired only when it names a timer the prelude set. Anything
-// else, however much it looks like the prelude's, is the bundle's.
-constinit const std::string_view kTimersPart = R"JS(
+  // setTimeout, clearTimeout, setInterval and clearInterval over timer/set, timer/cancel and
+  // timer/fired (docs/sandbox.md, "Timers"); sets ownInput and keptAlive. The host keeps the
+  // timers (services/timers.hpp: 10 ms at least, 64 at once, gone with the instance); the prelude
+  // asks for them with requests of its own and hands the bundle's callbacks their turns when
+  // timer/fired comes. Its requests' ids are strings with a prefix made at random when the
+  // instance starts; an answer is the prelude's only when its id is one of the prelude's requests
+  // still unanswered, a timer/fired only when it names a timer the prelude set. Anything else,
+  // however much it looks like the prelude's, is the bundle's.
   const kTimersAtOnce = 64;
   const kTimerMaxMs = 2147483647;
   const ownPrefix = 'escouade-prelude:' + Math.random().toString(36).slice(2, 10) +
@@ -178,6 +176,3 @@ constinit const std::string_view kTimersPart = R"JS(
     }
     return false;
   };
-)JS";
-
-}  // namespace escouade::sandbox::spidermonkey

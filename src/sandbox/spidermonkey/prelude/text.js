@@ -1,13 +1,9 @@
-#include "sandbox/spidermonkey/prelude_parts.hpp"
 
-namespace escouade::sandbox::spidermonkey {
-
-// TextEncoder and TextDecoder, UTF-8 only, after the WHATWG Encoding standard: the encoder turns
-// a lone surrogate into U+FFFD; the decoder follows the standard's UTF-8 decoder byte by byte,
-// so an invalid sequence becomes one U+FFFD per maximal subpart (or a TypeError when fatal), a
-// leading BOM is dropped unless ignoreBOM, and {stream: true} keeps a sequence cut between two
-// calls.
-constinit const std::string_view kTextPart = R"JS(
+  // TextEncoder and TextDecoder, UTF-8 only, after the WHATWG Encoding standard: the encoder
+  // turns a lone surrogate into U+FFFD; the decoder follows the standard's UTF-8 decoder byte by
+  // byte, so an invalid sequence becomes one U+FFFD per maximal subpart (or a TypeError when
+  // fatal), a leading BOM is dropped unless ignoreBOM, and {stream: true} keeps a sequence cut
+  // between two calls. Defines encodeUtf8 and decodeUtf8 for the parts after it.
   const kReplacement = 0xfffd;
   // The bytes of a string, UTF-8; `put(byte)` returns false once there is no room.
   const eachUtf8 = (s, put) => {
@@ -158,6 +154,3 @@ constinit const std::string_view kTextPart = R"JS(
     }
   }
   const decodeUtf8 = (bytes) => new TextDecoder().decode(bytes);
-)JS";
-
-}  // namespace escouade::sandbox::spidermonkey

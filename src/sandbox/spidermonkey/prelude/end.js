@@ -1,0 +1,32 @@
+
+  // The prelude's end: the modules' hidden global, the globals it gives the bundle, and the
+  // function the host calls with each line of input.
+  Object.defineProperty(globalThis, '__escouadeModules', {
+    value: Object.freeze({
+      readline: Object.freeze({ createInterface }),
+      fs: Object.freeze({ readFileSync }),
+    }),
+    configurable: true,
+  });
+  const globals = {
+    process, console, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval,
+    TextEncoder, TextDecoder, URL, URLSearchParams,
+  };
+  for (const [name, value] of Object.entries(globals))
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
+  globalThis._importMeta_ = { url: host.url };
+
+  return (line) => {
+    if (line === null) {
+      if (inputEnded) return;
+      inputEnded = true;
+      stdin.readable = false;
+      stdin.emit('end');
+      stdin.emit('close');
+      wantInput(false);
+      return;
+    }
+    if (ownInput(line)) return;
+    stdin.emit('data', line);
+  };
+})
