@@ -11,19 +11,19 @@
 #include <memory>
 
 #include "base/clock.hpp"
+#include "protocol/limits.hpp"
 #include "rpc/session.hpp"
 #include "services/context.hpp"
 #include "services/run_scope.hpp"
 
 namespace escouade::services {
 
-// Less than this is this (the schema's TimerSetParams.ms).
-inline constexpr std::chrono::milliseconds kTimerMinDelay{10};
-// Active at once, per run: the 65th timer/set is refused until one fires or is cancelled.
-inline constexpr std::size_t kTimersAtOnce = 64;
-// The longest delay: what a JS engine's setTimeout takes (2^31 - 1 ms, 24.8 days). Past it,
-// timer/set is invalidParams: the time point would otherwise be absurd or overflow.
-inline constexpr double kTimerMaxMs = 2147483647.0;
+// The spec's numbers, which the run.js prelude is handed too (protocol/limits.hpp): less than
+// kTimerMinDelay is that; past kTimersAtOnce active in a run, timer/set is refused; past
+// kTimerMaxMs it is invalidParams (the time point would otherwise be absurd or overflow).
+using proto::kTimerMaxMs;
+using proto::kTimerMinDelay;
+using proto::kTimersAtOnce;
 
 // Binds timer/set and timer/cancel to `session`; the timers go to `run`, their timer/fired to
 // that run's plugin alone. Call on the host's thread, for a sandboxed plugin's session only.

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "protocol/limits.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
@@ -344,8 +345,18 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
   if (JSString* s =
           JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(start.folder.data(), start.folder.size())))
     folder.setString(s);
+  // The spec's numbers the prelude keeps too, from the host's one copy (protocol/limits.hpp).
+  JS::RootedObject limits(cx, JS_NewPlainObject(cx));
+  if (!limits ||
+      !JS_DefineProperty(cx, limits, "timersAtOnce", static_cast<double>(proto::kTimersAtOnce),
+                         JSPROP_READONLY) ||
+      !JS_DefineProperty(cx, limits, "timerMaxMs", proto::kTimerMaxMs, JSPROP_READONLY) ||
+      !JS_DefineProperty(cx, limits, "timerMinMs",
+                         static_cast<double>(proto::kTimerMinDelay.count()), JSPROP_READONLY))
+    return failed(in);
   if (!JS_DefineProperty(cx, host, "url", url, 0) ||
-      !JS_DefineProperty(cx, host, "folder", folder, 0))
+      !JS_DefineProperty(cx, host, "folder", folder, 0) ||
+      !JS_DefineProperty(cx, host, "limits", limits, 0))
     return failed(in);
   {
     JS::RootedScript prelude(cx, prelude_script(cx, in.prelude));

@@ -7,8 +7,9 @@
   // instance starts; an answer is the prelude's only when its id is one of the prelude's requests
   // still unanswered, a timer/fired only when it names a timer the prelude set. Anything else,
   // however much it looks like the prelude's, is the bundle's.
-  const kTimersAtOnce = 64;
-  const kTimerMaxMs = 2147483647;
+  // The host's numbers (protocol/limits.hpp), not written again here.
+  const kTimersAtOnce = host.limits.timersAtOnce;
+  const kTimerMaxMs = host.limits.timerMaxMs;
   const ownPrefix = 'escouade-prelude:' + Math.random().toString(36).slice(2, 10) +
                     Math.random().toString(36).slice(2, 10) + ':';
   let ownCount = 0, timerCount = 0;
