@@ -50,11 +50,108 @@
     return out;
   };
 
+  // The standard's IPv4 number: decimal, 0x hex or 0 octal; an empty hex part is 0. NaN when
+  // it is none.
+  const ipv4Number = (part) => {
+    if (part === '') return NaN;
+    let radix = 10;
+    if (/^0[xX]/.test(part)) { part = part.slice(2); radix = 16; }
+    else if (part.length > 1 && part[0] === '0') { part = part.slice(1); radix = 8; }
+    if (part === '') return 0;
+    const digits = radix === 16 ? /^[0-9a-fA-F]+$/ : radix === 8 ? /^[0-7]+$/ : /^[0-9]+$/;
+    return digits.test(part) ? parseInt(part, radix) : NaN;
+  };
+  // Whether a host is to be read as an IPv4 address: its last label (a trailing dot aside) is
+  // a number in any of those spellings.
+  const endsInANumber = (host) => {
+    const parts = host.split('.');
+    if (parts[parts.length - 1] === '' && parts.length > 1) parts.pop();
+    const last = parts[parts.length - 1];
+    return last !== '' && (/^[0-9]+$/.test(last) || !Number.isNaN(ipv4Number(last)));
+  };
+  // The standard's IPv4 parser: up to four parts, the last one taking the bytes the others did
+  // not ("127.1" is 127.0.0.1, "2130706433" too); anything else is no URL.
+  const parseIpv4 = (host, input) => {
+    const parts = host.split('.');
+    if (parts[parts.length - 1] === '' && parts.length > 1) parts.pop();
+    if (parts.length > 4) throw invalidUrl(input, 'an IPv4 address of more than four parts');
+    const numbers = parts.map(ipv4Number);
+    if (numbers.some(Number.isNaN)) throw invalidUrl(input, 'an IPv4 address that does not read');
+    const last = numbers.pop();
+    if (numbers.some((n) => n > 255) || last >= 256 ** (4 - numbers.length))
+      throw invalidUrl(input, 'an IPv4 address out of range');
+    let address = last;
+    numbers.forEach((n, i) => { address += n * 256 ** (3 - i); });
+    return [24, 16, 8, 0].map((shift) => Math.floor(address / 2 ** shift) % 256).join('.');
+  };
+  // The standard's IPv6 parser and serializer: eight pieces, "::" once, an IPv4 address at the
+  // end; written back in lower case, without leading zeros, the longest run of two zero pieces
+  // or more as "::".
+  const parseIpv6 = (text, input) => {
+    const bad = () => invalidUrl(input, 'an IPv6 address that does not read');
+    const pieces = [0, 0, 0, 0, 0, 0, 0, 0];
+    let at = 0, compress = null, i = 0;
+    if (text[0] === ':') {
+      if (text[1] !== ':') throw bad();
+      i = 2; at = 1; compress = 1;
+    }
+    while (i < text.length) {
+      if (at === 8) throw bad();
+      if (text[i] === ':') {
+        if (compress !== null) throw bad();
+        i++; at++; compress = at;
+        continue;
+      }
+      let value = 0, length = 0;
+      while (length < 4 && i < text.length && /[0-9a-fA-F]/.test(text[i])) {
+        value = value * 16 + parseInt(text[i], 16); i++; length++;
+      }
+      if (text[i] === '.') {
+        if (length === 0 || at > 6) throw bad();
+        i -= length;
+        const v4 = text.slice(i).split('.');
+        if (v4.length !== 4 || v4.some((p) => !/^(0|[1-9][0-9]{0,2})$/.test(p) || Number(p) > 255))
+          throw bad();
+        pieces[at] = Number(v4[0]) * 256 + Number(v4[1]);
+        pieces[at + 1] = Number(v4[2]) * 256 + Number(v4[3]);
+        at += 2; i = text.length;
+        break;
+      }
+      if (text[i] === ':') { i++; if (i === text.length) throw bad(); }
+      else if (i < text.length) throw bad();
+      pieces[at++] = value;
+    }
+    if (compress !== null) {
+      let swaps = at - compress;
+      at = 7;
+      while (at !== 0 && swaps > 0) {
+        const from = compress + swaps - 1;
+        [pieces[at], pieces[from]] = [pieces[from], pieces[at]];
+        at--; swaps--;
+      }
+    } else if (at !== 8) {
+      throw bad();
+    }
+    let best = -1, bestLength = 1;
+    for (let j = 0; j < 8;) {
+      if (pieces[j] !== 0) { j++; continue; }
+      let k = j;
+      while (k < 8 && pieces[k] === 0) k++;
+      if (k - j > bestLength) { best = j; bestLength = k - j; }
+      j = k;
+    }
+    let out = '';
+    for (let j = 0; j < 8; j++) {
+      if (j === best) { out += j === 0 ? '::' : ':'; j += bestLength - 1; continue; }
+      out += pieces[j].toString(16) + (j < 7 ? ':' : '');
+    }
+    return `[${out}]`;
+  };
+
   const parseHost = (text, special, input) => {
     if (text.startsWith('[')) {
-      if (!text.endsWith(']') || !/^\[[0-9A-Fa-f:.]+\]$/.test(text))
-        throw invalidUrl(input, 'an IPv6 address this sandbox cannot read');
-      return text.toLowerCase();
+      if (!text.endsWith(']')) throw invalidUrl(input, 'an IPv6 address without its "]"');
+      return parseIpv6(text.slice(1, -1), input);
     }
     if (!special) return encodeSet(text, ' "#<>`{}');
     let host;
@@ -66,7 +163,7 @@
       if (ch.codePointAt(0) <= 0x20 || kForbiddenHost.includes(ch))
         throw invalidUrl(input, 'a character a host may not hold');
     }
-    return host;
+    return endsInANumber(host) ? parseIpv4(host, input) : host;
   };
 
   // The parts of an absolute URL: {protocol, username, password, hostname, port, path: [] or
