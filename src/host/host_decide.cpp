@@ -11,6 +11,7 @@
 #include "base/quote.hpp"
 #include "host/host.hpp"
 #include "policy/audience.hpp"
+#include "protocol/decision_text.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
@@ -56,7 +57,7 @@ template <class Unanswered>
 void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& unanswered) {
   switch (o.kind) {
     case rpc::CallOutcome::Kind::result: {
-      if (auto d = o.result_text.empty() ? std::nullopt : policy::decision_of_text(o.result_text)) {
+      if (auto d = o.result_text.empty() ? std::nullopt : proto::decision_of_text(o.result_text)) {
         v.kind = policy::vote_kind(d->decision);
         v.message = std::move(d->message);
         return;

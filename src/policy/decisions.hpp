@@ -33,14 +33,6 @@ struct Verdict {
   std::vector<Vote> by;  // in load order
 };
 
-// A plugin's answer read from its text without building its values, for the usual answer: an
-// object whose "decision" is one of the three words and whose "message", when there is one, is
-// a string, each given once and written without an escape, and no key written with one (other
-// members are ignored, as the values path ignores them). nullopt for anything else, which is
-// to be read from its values (read_value), which explains what does not hold. `text` is JSON
-// that was checked (json_text.hpp); what it returns is what read_value gives for the same text.
-std::optional<proto::Decision> decision_of_text(std::string_view text);
-
 // A plugin's answer as its part: allow, deny or ask.
 Vote::Kind vote_kind(proto::DecisionDecision d) noexcept;
 
