@@ -49,10 +49,6 @@ constexpr bool watches_memory() {
 #endif
 }
 
-// What waits for a helper that has not taken its program yet, at most: twice what its input
-// holds, so that handing it over makes its input full (and says so) as it would have been.
-constexpr std::size_t kWaitingBytes = 8u * 1024u * 1024u;
-
 ProgramEnd crash(std::string reason) {
   return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
 }
@@ -303,39 +299,32 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   stencil_given_ = p->stencil_given;
   helper_->process().write_first(std::move(p->record));
   while (!waiting_.empty()) {
-    auto [record, droppable] = std::move(waiting_.front());
-    waiting_.pop_front();
-    helper_->process().write(std::move(record),
-                             droppable ? proto::Delivery::droppable : proto::Delivery::kept);
+    const proto::Delivery delivery = waiting_[0].delivery;
+    helper_->process().write(waiting_.take(0), delivery);
   }
   watch_memory();
   state_->replenish();
 }
 
-void SandboxProgram::send(char kind, std::string bytes, bool droppable) {
+void SandboxProgram::send(char kind, std::string bytes, proto::Delivery delivery) {
   if (finished_ || !started_) return;
   std::string record = wire::record(kind, bytes);
   if (helper_) {
-    helper_->process().write(std::move(record),
-                             droppable ? proto::Delivery::droppable : proto::Delivery::kept);
+    helper_->process().write(std::move(record), delivery);
     return;
   }
-  std::size_t waiting = record.size();
-  for (const auto& [r, d] : waiting_)
-    waiting += r.size();
-  if (droppable && waiting > kWaitingBytes) return;
-  waiting_.emplace_back(std::move(record), droppable);
+  waiting_.push(std::move(record), delivery);
 }
 
 void SandboxProgram::write(std::string line, proto::Delivery delivery) {
   // The helper's channel drops a droppable line too, once the instance's input is full.
   const bool droppable = delivery == proto::Delivery::droppable;
   send(static_cast<char>(droppable ? wire::ToHelper::droppable : wire::ToHelper::line),
-       std::move(line), droppable);
+       std::move(line), delivery);
 }
 
 void SandboxProgram::decisions_held(std::size_t count) {
-  send(static_cast<char>(wire::ToHelper::decisions), wire::count(count), false);
+  send(static_cast<char>(wire::ToHelper::decisions), wire::count(count), proto::Delivery::kept);
 }
 
 void SandboxProgram::stop() {

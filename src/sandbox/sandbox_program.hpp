@@ -18,13 +18,13 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "base/lifeline.hpp"
+#include "runtime/line_queue.hpp"
 #include "runtime/process_program.hpp"
 #include "runtime/program.hpp"
 #include "sandbox/compile_cache.hpp"
@@ -91,7 +91,7 @@ class SandboxProgram final : public runtime::Program {
 
  private:
   void prepared(Result<Prepared> p);
-  void send(char kind, std::string bytes, bool droppable);
+  void send(char kind, std::string bytes, proto::Delivery delivery);
   void helper_ended(const runtime::ProgramEnd& end);
   runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
   void watch_memory();
@@ -110,8 +110,11 @@ class SandboxProgram final : public runtime::Program {
   bool memory_stop_ = false;
   bool finished_ = false;
   std::optional<runtime::ProgramEnd> told_;  // how its instance said it ended
-  // What was written before its helper took it: records, each marked droppable or not.
-  std::deque<std::pair<std::string, bool>> waiting_;
+  // What was written before its helper took it: records with their delivery, twice what a
+  // helper's input holds at most (kWaitingBytes), so that handing it over makes that input
+  // full, and says so, as it would have been; past it, droppable ones go (runtime::LineQueue).
+  static constexpr std::size_t kWaitingBytes = 8u * 1024u * 1024u;
+  runtime::LineQueue waiting_{kWaitingBytes};
   std::unique_ptr<boost::asio::steady_timer> memory_timer_;
 };
 
