@@ -10,7 +10,6 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>

@@ -1,10 +1,10 @@
 // escouade-sandbox: the process a run.js or run.wasm plugin's instance runs in (docs/sandbox.md).
 // The host starts it with an empty environment, `--time-zone NAME` as its arguments, and five
-// descriptors: 0 the records it is sent
-// (sandbox/wire.hpp), 1 and 2 the plugin's stdout and stderr, 3 its control records to the host,
-// 4 its status page (sandbox/status_page.hpp). It maps the page, starts the engine, locks itself
-// down (sandbox/lockdown.hpp), makes the instance's context on a thread of its own, then waits for
-// its start record: a helper may be made before the host knows which plugin it will run (a spare,
+// descriptors: 0 the records it is sent (sandbox/wire.hpp), 1 and 2 the plugin's stdout and
+// stderr, 3 its control records to the host, 4 its status page (sandbox/status_page.hpp). It
+// maps the page, sets its time zone, starts the engine, locks itself down (sandbox/lockdown.hpp),
+// makes the instance's context on a thread of its own, then waits for its start record: a
+// helper may be made before the host knows which plugin it will run (a spare,
 // sandbox_program.hpp). It runs the instance to its end, tells the host how it ended, and exits.
 // Nothing of it outlives its instance.
 
@@ -99,8 +99,6 @@ void* instance_main(void* arg) {
   ::_exit(0);
 }
 
-}  // namespace
-
 // Its instance's local time in the zone the host named (`--time-zone NAME`; "UTC" when it named
 // none valid), set before the lockdown: TZ in its own memory (its environment as /proc shows it
 // stays empty), which the C library reads now, while it may still open the zone's file, and the
@@ -112,6 +110,8 @@ void set_time_zone(int argc, char** argv) {
   ::setenv("TZ", zone, 1);
   ::tzset();
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Its status page, mapped, and its descriptor closed with any other but its pipes.
