@@ -135,10 +135,11 @@ void bench_pipelined_api(int calls, int in_flight) {
     std::string failure;
     while (done < count) {
       for (; sent < count && sent - done < in_flight; ++sent) {
-        rig.host->call(id, "test/echo", p, std::nullopt, [&](Result<json::value> r) {
-          if (!r && failure.empty()) failure = r.error().message;
-          ++done;
-        });
+        rig.host->call(id, *rpc::Outgoing::request_value("test/echo", p), std::nullopt,
+                       [&](Result<host::Answer> r) {
+                         if (!r && failure.empty()) failure = r.error().message;
+                         ++done;
+                       });
       }
       rig.io.run_one();
     }
@@ -207,7 +208,7 @@ void bench_facts(int plugins, int facts) {
     rig.call(id, "test/echo", json::object{});  // all running
   // One fact, its seq changed in place: what is timed is the host's work, not the making of a
   // JSON value (the floor changes its seq in place too).
-  json::value f = fact(0);
+  proto::Fact f = json::value_to<proto::Fact>(fact(0));
   // Paced as the floor's blocking writes are by its pipe: after each window of facts (1.6 MB,
   // under the 4 MiB a plugin's input holds), a call that each plugin answers once it has read
   // them all. Unpaced, on one core, the plugin reads only when the host's thread is preempted
@@ -215,7 +216,7 @@ void bench_facts(int plugins, int facts) {
   constexpr int kWindow = 4096;
   const auto t0 = Clock::now();
   for (int seq = 1; seq <= facts; ++seq) {
-    f.as_object()["seq"] = seq;
+    f.seq = seq;
     (void)rig.host->publish(f);
     if (seq % 256 == 0) rig.io.poll();  // let the writes go out as the app would
     if (seq % kWindow == 0) {

@@ -128,12 +128,14 @@ struct Rig {
   }
   boost::json::value call(const std::string& id, const std::string& method,
                           boost::json::value params) {
-    std::optional<Result<boost::json::value>> out;
-    host->call(id, method, std::move(params), std::nullopt,
-               [&](Result<boost::json::value> r) { out = std::move(r); });
+    auto request = rpc::Outgoing::request_value(method, params);
+    if (!request) throw std::runtime_error(request.error().message);
+    std::optional<Result<host::Answer>> out;
+    host->call(id, std::move(*request), std::nullopt,
+               [&](Result<host::Answer> r) { out = std::move(r); });
     run_until([&] { return out.has_value(); });
     if (!*out) throw std::runtime_error(out->error().message);
-    return std::move(**out);
+    return std::move((*out)->value);
   }
 };
 

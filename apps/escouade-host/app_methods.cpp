@@ -86,15 +86,15 @@ void disable(host::Host& host, const hp::DisableParams& p, rpc::Reply reply) {
 }
 
 void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply reply) {
-  auto delivered = host.publish(json::value_from(p.fact));
+  auto delivered = host.publish(p.fact);
   if (!delivered) {
     return reply.error(Error{delivered.error().code, "params." + delivered.error().message});
   }
   answer_with(reply, hp::Published{*delivered});
 }
 
-// `payload`: params.params as the line gave it (AppServer::take_payload), else null.
-void call(host::Host& host, hp::CallParams& p, std::shared_ptr<const proto::EncodedParams> payload,
+// `payload`: params.params as the line gave it (AppServer::take_payload), else nullopt.
+void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payload,
           rpc::Reply reply) {
   std::optional<std::chrono::milliseconds> timeout;
   if (p.timeout_ms) {
@@ -106,18 +106,18 @@ void call(host::Host& host, hp::CallParams& p, std::shared_ptr<const proto::Enco
   }
   // The payload goes to the plugin, and its result to the app, as JSON text: neither is built
   // into values on the way (docs/PERFORMANCE.md).
-  std::shared_ptr<const proto::EncodedParams> params = std::move(payload);
-  if (!params && p.params && !p.params->is_null()) {
-    auto encoded = proto::encode_params(*p.params);
-    if (!encoded)
-      return reply.error(proto::ErrorCode::invalid_params,
-                         "params.params: " + encoded.error().message);
-    params = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
+  auto request = payload ? rpc::Outgoing::request_text(p.method, std::move(*payload))
+                 : p.params && !p.params->is_null()
+                     ? rpc::Outgoing::request_value(p.method, *p.params, rpc::ResultForm::text)
+                     : rpc::Outgoing::request_text(p.method, std::string());
+  if (!request) {
+    return reply.error(proto::ErrorCode::invalid_params,
+                       "params.params: " + request.error().message);
   }
   auto shared = std::make_shared<rpc::Reply>(std::move(reply));
-  host.call_text(p.id, p.method, std::move(params), timeout, [shared](Result<std::string> r) {
+  host.call(p.id, std::move(*request), timeout, [shared](Result<host::Answer> r) {
     if (r) {
-      shared->result_text(std::move(*r));
+      shared->result_text(std::move(r->text));
     } else {
       shared->error(r.error());
     }
@@ -211,7 +211,10 @@ void AppServer::status_changed(const supervisor::Status& s) {
   change.id = s.id;
   change.state = state_of(s.state);
   if (!s.reason.empty()) change.reason = s.reason;
-  session_.notify(method::HostStatusChanged::kName, json::value_from(change));
+  // A status change is news a later one makes old: it may be dropped (its method says so).
+  if (auto message = rpc::Outgoing::notification<method::HostStatusChanged>(change)) {
+    session_.notify(*message);
+  }
 }
 
 }  // namespace escouade::app

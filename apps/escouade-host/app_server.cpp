@@ -1,12 +1,10 @@
 #include "app_server.hpp"
 
-#include <array>
 #include <boost/asio/write.hpp>
 #include <iostream>
-#include <span>
 
 #include "protocol/gen/host_methods.hpp"
-#include "protocol/json_text.hpp"
+#include "protocol/payload_text.hpp"
 
 namespace escouade::app {
 
@@ -24,8 +22,7 @@ AppServer::AppServer(asio::io_context& io, int in_fd, int out_fd, std::function<
             std::cerr << "escouade-host: the app " << sentence << "\n";
           }) {
   session_.set_droppable_sink(
-      [this](std::string line) { write(std::move(line), proto::Delivery::droppable); },
-      &proto::host::delivery_of);
+      [this](std::string line) { write(std::move(line), proto::Delivery::droppable); });
 }
 
 void AppServer::start() {
@@ -56,46 +53,14 @@ void AppServer::read() {
   });
 }
 
-namespace {
-
-// Where a host/call line holds its payload (params.params, an object or an array), when the
-// line is exactly one such request that the decoder would take: the payload can then go to the
-// plugin as it is. Anything else (a batch, a key written with an escape, a member given twice,
-// a "\r" between tokens, which is a line break to the plugin's line) is left to the session.
-std::optional<std::string_view> host_call_payload(std::string_view line) {
-  std::array<proto::MemberText, 8> top, inner;
-  // Checked as the decoder would check it (grammar, depth, UTF-8, numbers) in the pass that
-  // finds the members.
-  const auto n =
-      proto::checked_object_members(line, proto::DecodeOptions{}.max_depth, top, "params", inner);
-  if (!n || !n->inner) return std::nullopt;
-  const std::span<const proto::MemberText> members(top.data(), n->outer);
-  static const std::string kQuotedMethod = '"' + std::string(method::HostCall::kName) + '"';
-  if (proto::member(members, "method") != kQuotedMethod ||
-      proto::member(members, "jsonrpc") != R"("2.0")" || !proto::member(members, "id") ||
-      !proto::member(members, "params")) {
-    return std::nullopt;
-  }
-  const std::span<const proto::MemberText> fields(inner.data(), *n->inner);
-  if (proto::has_escaped_key(members) || proto::has_escaped_key(fields)) return std::nullopt;
-  const auto payload = proto::member(fields, "params");
-  if (!payload || payload->empty() || (payload->front() != '{' && payload->front() != '[') ||
-      payload->find('\r') != std::string_view::npos) {
-    return std::nullopt;
-  }
-  return payload;
-}
-
-}  // namespace
-
 void AppServer::take_line(std::string_view line) {
-  const auto payload = host_call_payload(line);
+  // A host/call's payload goes to the plugin as the app wrote it (protocol/payload_text.hpp).
+  const auto payload = proto::params_member_text(line, method::HostCall::kName, "params");
   if (!payload) {
     session_.feed_line(line);
     return;
   }
-  payload_ =
-      std::make_shared<const proto::EncodedParams>(proto::EncodedParams{std::string(*payload)});
+  payload_.emplace(*payload);
   std::string rest;
   const auto at = static_cast<std::size_t>(payload->data() - line.data());
   rest.reserve(line.size() - payload->size() + 4);

@@ -12,7 +12,9 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "host/host.hpp"
 #include "protocol/encode.hpp"
@@ -32,7 +34,7 @@ class AppServer {
   void bind(host::Host& host);
   // The payload of the host/call being dispatched, when its line carried one as text; taken
   // once (by app_methods.cpp's host/call).
-  std::shared_ptr<const proto::EncodedParams> take_payload() { return std::move(payload_); }
+  std::optional<std::string> take_payload() { return std::exchange(payload_, std::nullopt); }
   void start();
   // Stops reading the app and closes the session with it: from now on nothing reaches the
   // host, and answers still owed go nowhere. Before the host is destroyed.
@@ -68,8 +70,8 @@ class AppServer {
   proto::LineFramer framer_;
   std::array<char, 64 * 1024> buffer_{};
   // The payload of the host/call being dispatched, taken out of its line as checked JSON text
-  // (its place in the line given to the session holds null); null for any other line.
-  std::shared_ptr<const proto::EncodedParams> payload_;
+  // (its place in the line given to the session holds null); nullopt for any other line.
+  std::optional<std::string> payload_;
   // What goes to the app: gathered while a write is in flight, then sent in one write; past
   // kMaxBacklog, droppable lines go, the oldest first (LineQueue).
   runtime::LineQueue pending_{kMaxBacklog};

@@ -9,10 +9,11 @@
 
 #include "manifest/install_words.hpp"
 #include "policy/audience.hpp"
+#include "protocol/attachment.hpp"
 #include "protocol/default_answers.hpp"
-#include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
+#include "protocol/json_strings.hpp"
 #include "protocol/wire_error.hpp"
 #include "rpc/session.hpp"
 #include "services/bind.hpp"
@@ -47,23 +48,6 @@ std::optional<std::string> run_name(manifest::RunKind k) {
 
 Error no_such_plugin(std::string_view id) {
   return Error{ErrorCode::invalid_params, "no plugin " + std::string(id) + " is loaded"};
-}
-
-std::string attached_agent(const json::value& params) {
-  const json::object* o = params.if_object();
-  if (!o) return {};
-  if (const json::value* a = o->if_contains("agent")) {
-    if (a->is_string()) return std::string(a->get_string());
-    if (const json::object* ao = a->if_object()) {
-      if (const json::value* id = ao->if_contains("id"); id && id->is_string()) {
-        return std::string(id->get_string());
-      }
-    }
-  }
-  if (const json::value* k = o->if_contains("key"); k && k->is_string()) {
-    return std::string(k->get_string());
-  }
-  return {};
 }
 
 Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFactory& programs,
@@ -218,21 +202,12 @@ Result<void> Host::disable(std::string_view id, std::string_view project_id) {
   return {};
 }
 
-Result<std::vector<std::string>> Host::publish(const json::value& fact) {
-  const json::object* f = fact.if_object();
-  const json::value* name = f ? f->if_contains("name") : nullptr;
-  if (!name || !name->is_string()) {
-    return Error{kInvalidParams, "fact.name: a fact needs its name, a string"};
-  }
-  const std::string_view fact_name = name->get_string();
+Result<std::vector<std::string>> Host::publish(const proto::Fact& fact) {
+  const std::string_view fact_name = proto::to_string(fact.name);
   std::optional<std::string> project;
-  if (const json::value* pr = f->if_contains("project"); pr && pr->is_object()) {
-    if (const json::value* pid = pr->as_object().if_contains("id"); pid && pid->is_string()) {
-      project = std::string(pid->get_string());
-    }
-  }
-  // Serialized once, whatever the number of plugins it goes to.
-  std::shared_ptr<const std::string> line;
+  if (fact.project) project = fact.project->id;
+  // Written once, whatever the number of plugins it goes to.
+  std::optional<rpc::Outgoing> message;
   std::vector<std::string> delivered;
   delivered.reserve(load_order_.size());
   for (Plugin* plugin : load_order_) {
@@ -244,49 +219,15 @@ Result<std::vector<std::string>> Host::publish(const json::value& fact) {
       if (activates) p.supervisor->activate();
       continue;
     }
-    if (!line) {
-      auto encoded = proto::encode_notification(proto::method::EventsFact::kName, fact);
-      if (!encoded) return Error{kInvalidParams, "fact: " + encoded.error().message};
-      line = std::make_shared<const std::string>(std::move(*encoded));
+    if (!message) {
+      auto made = rpc::Outgoing::notification<proto::method::EventsFact>(fact);
+      if (!made) return Error{kInvalidParams, "fact: " + made.error().message};
+      message = std::move(*made);
     }
-    if (p.supervisor->notify_encoded(std::string(proto::method::EventsFact::kName), line,
-                                     activates))
-      delivered.push_back(p.manifest.id);
+    if (p.supervisor->notify(*message, activates)) delivered.push_back(p.manifest.id);
   }
   return delivered;
 }
-
-namespace {
-
-// Masks every string of `v` in place, keys included (the decoder bounds its depth).
-void mask_strings(json::value& v, const Journal& journal) {
-  if (json::string* s = v.if_string()) {
-    std::string text(s->data(), s->size());
-    journal.mask(text);
-    if (text != std::string_view(*s)) *s = text;
-  } else if (json::array* a = v.if_array()) {
-    for (json::value& e : *a)
-      mask_strings(e, journal);
-  } else if (json::object* o = v.if_object()) {
-    bool keys_hold_secrets = false;
-    for (auto& kv : *o) {
-      std::string key(kv.key());
-      journal.mask(key);
-      keys_hold_secrets = keys_hold_secrets || key != kv.key();
-      mask_strings(kv.value(), journal);
-    }
-    if (!keys_hold_secrets) return;
-    json::object rebuilt;  // rare: a key that quotes a secret
-    for (auto& kv : *o) {
-      std::string key(kv.key());
-      journal.mask(key);
-      rebuilt[key] = std::move(kv.value());
-    }
-    *o = std::move(rebuilt);
-  }
-}
-
-}  // namespace
 
 // What a call's outcome gives its caller: nullopt when `o` holds a result to give (the plugin's,
 // masked when it was given secrets, or the method's default answer in o.result), else the error
@@ -310,7 +251,7 @@ std::optional<Error> Host::settle(const CallEnd& end, rpc::CallOutcome& o, const
           o.result = json::parse(o.result_text);  // checked JSON: it parses
           o.result_text.clear();
         }
-        mask_strings(o.result, *end.journal);
+        proto::rewrite_strings(o.result, [&](std::string& s) { end.journal->mask(s); });
       }
       return std::nullopt;
     case rpc::CallOutcome::Kind::error: {
@@ -330,55 +271,37 @@ std::optional<Error> Host::settle(const CallEnd& end, rpc::CallOutcome& o, const
   return Error{kFailed, end.method + ": not answered: " + why};
 }
 
-void Host::route_call(std::string_view id, const std::string& method,
-                      std::optional<json::value> params,
-                      std::shared_ptr<const proto::EncodedParams> encoded,
-                      std::optional<std::chrono::milliseconds> timeout, rpc::ResultForm form,
-                      std::function<void(Result<rpc::CallOutcome>)> done) {
+void Host::call(std::string_view id, rpc::Outgoing request,
+                std::optional<std::chrono::milliseconds> timeout, CallDone done) {
   Plugin* p = find(id);
   if (!p) {
     asio::post(executor_, [done = std::move(done), e = no_such_plugin(id)] { done(e); });
     return;
   }
-  const auto delay = timeout.value_or(rpc::default_timeout(method));
+  const auto delay = timeout.value_or(request.default_delay());
+  const auto form = request.form();
   // Moved into the completion, not copied: its journal and masker are shared pointers.
-  auto finish = [done = std::move(done),
-                 end = CallEnd{std::string(id), method, delay, p->journal, p->masker},
-                 host = lifeline_.token(), this](rpc::CallOutcome o) {
-    if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
-    done(std::move(o));
-  };
-  if (method == supervisor::kAttachMethod && (params || encoded)) {
-    // Remembered as values, to be given again after a restart.
-    json::value values = params ? std::move(*params) : json::parse(encoded->json);
-    const std::string agent = attached_agent(values);  // before it is moved from
-    p->supervisor->attach(agent, std::move(values), std::move(finish));
-  } else if (encoded) {
-    p->supervisor->call(method, std::move(encoded), delay, std::move(finish), form);
+  auto finish =
+      [done = std::move(done),
+       end = CallEnd{std::string(id), std::string(request.method()), delay, p->journal, p->masker},
+       form, host = lifeline_.token(), this](rpc::CallOutcome o) {
+        if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
+        Answer a;
+        if (form == rpc::ResultForm::value) {
+          a.value = std::move(o.result);
+        } else if (o.result_text.empty()) {
+          a.text = json::serialize(o.result);  // built on the way (masked, or a default answer)
+        } else {
+          a.text = std::move(o.result_text);
+        }
+        done(std::move(a));
+      };
+  if (request.method() == supervisor::kAttachMethod && !request.params_text().empty()) {
+    const std::string agent = proto::attached_agent(request.params_text());
+    p->supervisor->attach(agent, std::move(request), std::move(finish));
   } else {
-    p->supervisor->call(method, std::move(params), delay, std::move(finish), form);
+    p->supervisor->call(std::move(request), delay, std::move(finish));
   }
-}
-
-void Host::call(std::string_view id, const std::string& method, std::optional<json::value> params,
-                std::optional<std::chrono::milliseconds> timeout, CallDone done) {
-  route_call(id, method, std::move(params), nullptr, timeout, rpc::ResultForm::value,
-             [done = std::move(done)](Result<rpc::CallOutcome> o) {
-               if (!o) return done(o.error());
-               done(std::move(o->result));
-             });
-}
-
-void Host::call_text(std::string_view id, const std::string& method,
-                     std::shared_ptr<const proto::EncodedParams> params,
-                     std::optional<std::chrono::milliseconds> timeout, TextDone done) {
-  route_call(id, method, std::nullopt, std::move(params), timeout, rpc::ResultForm::text,
-             [done = std::move(done)](Result<rpc::CallOutcome> o) {
-               if (!o) return done(o.error());
-               // Built on the way (masked, or a default answer): written again.
-               if (o->result_text.empty()) return done(json::serialize(o->result));
-               done(std::move(o->result_text));
-             });
 }
 
 std::string Host::unanswered_because(std::string_view id) const {

@@ -25,6 +25,8 @@
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
 #include "policy/decisions.hpp"
+#include "protocol/gen/types.hpp"
+#include "rpc/outgoing.hpp"
 #include "runtime/program.hpp"
 #include "services/context.hpp"
 #include "services/settings.hpp"
@@ -76,11 +78,18 @@ struct Loaded {
   std::vector<std::string> asks;  // each capability asked, a sentence each
 };
 
+// A plugin's result to a call, in the form its request asked: `value` (ResultForm::value), or
+// `text` (ResultForm::text: the plugin's JSON as it came, or written again when it had to be
+// built on the way: masked, or a default answer).
+struct Answer {
+  boost::json::value value;
+  std::string text;
+};
+
 class Host {
  public:
   using StatusListener = std::function<void(const supervisor::Status&)>;
-  using CallDone = std::function<void(Result<boost::json::value>)>;
-  using TextDone = std::function<void(Result<std::string>)>;
+  using CallDone = std::function<void(Result<Answer>)>;
   using DecideDone = std::function<void(Result<policy::Verdict>)>;
   using Done = std::function<void(Result<void>)>;
 
@@ -104,23 +113,17 @@ class Host {
   // A fact from the app: to each plugin that is on for its project (any plugin that is on
   // somewhere when the fact names no project) and whose activation or permissions.events names
   // it; a plugin whose activation names it is started. Returns the ids it went or is queued to.
-  Result<std::vector<std::string>> publish(const boost::json::value& fact);
+  // Its line is written once, whatever the number of plugins it goes to.
+  Result<std::vector<std::string>> publish(const proto::Fact& fact);
 
-  // A call to a plugin (agent/attach included: remembered and given again after a restart).
-  // `done` gets the plugin's result or its error. No answer within the delay, or a plugin that
-  // crashed or does not run: the method's default answer when it has one (permissions/decide:
-  // {"decision":"ask"}), else failed (-32004) with the reason.
-  void call(std::string_view id, const std::string& method,
-            std::optional<boost::json::value> params,
+  // A call to a plugin (agent/attach included: remembered and given again after a restart):
+  // `request` is one message, made by name with its params as text or values, or from the
+  // generated types. `done` gets the plugin's result, in the form the request asks
+  // (rpc::ResultForm), or its error. No answer within the delay (`timeout`, else the request's
+  // default one), or a plugin that crashed or does not run: the method's default answer when it
+  // has one (permissions/decide: {"decision":"ask"}), else failed (-32004) with the reason.
+  void call(std::string_view id, rpc::Outgoing request,
             std::optional<std::chrono::milliseconds> timeout, CallDone done);
-  // The same, with the params and the result as JSON text, never built into values on the
-  // way: what escouade-host forwards between the app and a plugin. `params` (null: none) is
-  // one JSON object or array that proto::is_json_text accepted, with no raw line break; the
-  // result `done` gets is the plugin's as it came, or written again from its values when they
-  // had to be built (masked, or a default answer).
-  void call_text(std::string_view id, const std::string& method,
-                 std::shared_ptr<const proto::EncodedParams> params,
-                 std::optional<std::chrono::milliseconds> timeout, TextDone done);
 
   // A permission request (DecideParams) asked of each plugin that declares permissions.decide
   // and is on for its project, all at once, each within the delay of permissions/decide
@@ -167,14 +170,6 @@ class Host {
     std::shared_ptr<Masker> masker;
   };
   static std::optional<Error> settle(const CallEnd& end, rpc::CallOutcome& o, const Host* host);
-  // call and call_text: the params as values, or `encoded`; `done` gets the outcome once it
-  // holds a result to give (settle), or the error.
-  void route_call(std::string_view id, const std::string& method,
-                  std::optional<boost::json::value> params,
-                  std::shared_ptr<const proto::EncodedParams> encoded,
-                  std::optional<std::chrono::milliseconds> timeout, rpc::ResultForm form,
-                  std::function<void(Result<rpc::CallOutcome>)> done);
-
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;
   void serve(Plugin& p);
@@ -207,9 +202,5 @@ class Host {
 
 // The error for an id no plugin loaded has: invalidParams.
 Error no_such_plugin(std::string_view id);
-
-// Where an agent/attach call is about: its params' "agent" (a string, or an object's "id"),
-// else its "key". Empty when it names none.
-std::string attached_agent(const boost::json::value& params);
 
 }  // namespace escouade::host

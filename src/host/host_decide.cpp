@@ -103,13 +103,12 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   // Encoded once for every plugin asked: each line differs only by its id. Written as text
   // straight from the request, without making its value first (callgrind, bench_host decide 5:
   // the value and its serialisation cost 10k instructions a decision, writing the text 3.2k).
-  auto encoded = proto::encode_params_of(request);
-  std::shared_ptr<const proto::EncodedParams> shared;
-  if (encoded) shared = std::make_shared<const proto::EncodedParams>(std::move(*encoded));
+  // The answers come back as text: a decision is read from it without building its values.
+  auto message =
+      rpc::Outgoing::request<proto::method::PermissionsDecide>(request, rpc::ResultForm::text);
   // What each plugin's journal line says of the request, made once.
   auto what = std::make_shared<const std::string>(
       "permissions/decide " + quote_name(request.request.id) + " (" + request.request.kind + ")");
-  const auto delay = std::chrono::milliseconds(proto::method::PermissionsDecide::kTimeoutMs);
   auto pending = std::make_shared<Pending>(clock_.make_timer(executor_), std::move(done));
   std::vector<Plugin*> asked;
   asked.reserve(load_order_.size());
@@ -125,6 +124,20 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
     asio::post(executor_, [pending] { pending->finish(); });
     return;
   }
+  if (!message) {
+    // Text the decoder let through could not be written again (not UTF-8): no plugin is asked,
+    // and each one's vote says why.
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      pending->votes[i].id = asked[i]->manifest.id;
+      pending->votes[i].kind = Vote::Kind::error;
+      pending->votes[i].reason = "the request could not be sent: " + message.error().message;
+      asked[i]->journal->warn(*what + ": not sent: " + message.error().message);
+      pending->filled[i] = true;
+    }
+    asio::post(executor_, [pending] { pending->finish(); });
+    return;
+  }
+  const auto delay = message->default_delay();
   // The whole decision ends with the delay, whatever each plugin does.
   pending->timer->wait_until(clock_.now() + delay, [pending](bool fired) {
     if (fired) pending->finish();
@@ -157,13 +170,7 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
       pending->filled[i] = true;
       if (--pending->left == 0) pending->finish();
     };
-    static const std::string kMethod(proto::method::PermissionsDecide::kName);
-    if (shared) {
-      p.supervisor->call(kMethod, shared, delay, std::move(then), rpc::ResultForm::text);
-    } else {  // it cannot be encoded: each call reports why, as any call would
-      p.supervisor->call(kMethod, json::value_from(request), delay, std::move(then),
-                         rpc::ResultForm::text);
-    }
+    p.supervisor->call(*message, delay, std::move(then));
   }
 }
 

@@ -54,10 +54,9 @@ Result<std::string> line_of(Write&& write) {
   return out;
 }
 
-// A request's members after "jsonrpc" (a notification's when `id` is null): one writer for a
-// Message's and for encode_request's, whose id is an integer.
-template <class Id>
-void append_call_members(std::string& out, const Id* id, std::string_view method,
+// A request's members after "jsonrpc" (a notification's when `id` is null). The host's own
+// requests and notifications are written by rpc::Outgoing, in the same order.
+void append_call_members(std::string& out, const json::value* id, std::string_view method,
                          const std::optional<json::value>& params) {
   if (id) {
     out += R"(,"id":)";
@@ -112,15 +111,6 @@ Result<std::string> encode(const Message& message) {
   return line_of([&](std::string& out) { append_message(out, message); });
 }
 
-Result<std::string> encode_request(std::int64_t id, std::string_view method,
-                                   const std::optional<json::value>& params) {
-  return line_of([&](std::string& out) {
-    out += R"({"jsonrpc":"2.0")";
-    append_call_members(out, &id, method, params);
-    out += '}';
-  });
-}
-
 Result<std::string> encode_notification(std::string_view method, const json::value& params) {
   return line_of([&](std::string& out) {
     out += R"({"jsonrpc":"2.0","method":)";
@@ -129,31 +119,6 @@ Result<std::string> encode_notification(std::string_view method, const json::val
     write_json(out, params);
     out += '}';
   });
-}
-
-Result<EncodedParams> encode_params(const json::value& params) {
-  std::string out;
-  out.reserve(256);
-  write_json(out, params);
-  return checked_params(std::move(out));
-}
-
-Result<EncodedParams> checked_params(std::string json) {
-  if (auto problem = line_problem(json)) return *problem;
-  return EncodedParams{std::move(json)};
-}
-
-std::string encode_request(std::int64_t id, std::string_view method, const EncodedParams& params) {
-  std::string out;
-  out.reserve(params.json.size() + method.size() + 64);
-  out += R"({"jsonrpc":"2.0","id":)";
-  out += std::to_string(id);
-  out += R"(,"method":)";
-  write_json(out, method);  // escaped: a method name cannot break the line
-  out += R"(,"params":)";
-  out += params.json;
-  out += "}\n";
-  return out;
 }
 
 Result<std::string> encode_batch(std::span<const Message> messages) {

@@ -20,48 +20,6 @@ TEST(Encode, RequestLine) {
   EXPECT_EQ(*line, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":{\"a\":1}}\n");
 }
 
-TEST(Encode, ARequestWithParamsEncodedOnceIsTheSameLine) {
-  const json::value params =
-      json::parse(R"({"request":{"id":"r-1","input":{"command":"a\nb é"}}})");
-  auto encoded = encode_params(params);
-  ASSERT_TRUE(encoded);
-  for (std::int64_t id : {std::int64_t{1}, std::int64_t{42}, std::int64_t{9007199254740991}}) {
-    EXPECT_EQ(encode_request(id, "permissions/decide", *encoded),
-              *encode(Message::request(id, "permissions/decide", params)));
-  }
-}
-
-TEST(Encode, ARequestFromItsValueIsTheSameLineWithoutAMessage) {
-  const std::optional<json::value> cases[] = {
-      std::nullopt,
-      json::parse(R"({"request":{"id":"r-1","input":{"command":"a\nb é \"q\" \\"}}})"),
-      json::parse(R"([1,-2.5,null,true,"\u0001",{"":[]}])"), json::object{}, json::value(nullptr)};
-  for (const auto& params : cases) {
-    for (std::int64_t id : {std::int64_t{0}, std::int64_t{42}, INT64_MAX}) {
-      for (std::string_view method : {"test/echo", "a \"b\"\n"}) {
-        const auto direct = encode_request(id, method, params);
-        ASSERT_TRUE(direct);
-        EXPECT_EQ(*direct, *encode(Message::request(id, std::string(method), params)));
-      }
-    }
-  }
-  // Refused as encode refuses it: text that is not UTF-8, in the method or the params.
-  for (const auto& [method, params] :
-       {std::pair<std::string, std::optional<json::value>>{"bad\xFF", std::nullopt},
-        {"ok", json::value({{"m", "\xC3"}})}}) {
-    const auto refused = encode_request(1, method, params);
-    ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().code, ErrorCode::internal);
-    EXPECT_FALSE(encode(Message::request(1, method, params)));
-  }
-}
-
-TEST(Encode, ParamsEncodedOnceAreCheckedOnce) {
-  auto encoded = encode_params(json::value(json::string("bad \xFF byte")));
-  ASSERT_FALSE(encoded);
-  EXPECT_EQ(encoded.error().code, ErrorCode::internal);
-}
-
 TEST(Encode, NotificationHasNoId) {
   auto line = encode(Message::notification("log"));
   ASSERT_TRUE(line);

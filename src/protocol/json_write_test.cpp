@@ -234,23 +234,5 @@ TEST(WriteJson, UnknownMembersNeverShadowTheSchemasMembers) {
   EXPECT_EQ(written(f).find("not this"), std::string::npos);
 }
 
-TEST(WriteJson, ParamsEncodedFromTheTypeAreTheParamsEncodedFromItsValue) {
-  DecideParams p;
-  p.request = {"r\n1", "command", "Bash", json::object{{"command", "ls \"a b\""}}};
-  p.project = {"p", "P", false};
-  auto direct = encode_params_of(p);
-  auto via_value = encode_params(json::value_from(p));
-  ASSERT_TRUE(direct);
-  ASSERT_TRUE(via_value);
-  EXPECT_EQ(direct->json, via_value->json);
-  EXPECT_EQ(direct->json.find('\n'), std::string::npos) << "escaped, never raw";
-  // Text that is not UTF-8 is refused as encode_params refuses it.
-  p.request.kind = "\xff";
-  auto refused = encode_params_of(p);
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, ErrorCode::internal);
-  EXPECT_FALSE(encode_params(json::value_from(p)));
-}
-
 }  // namespace
 }  // namespace escouade::proto

@@ -33,11 +33,6 @@ long long millis(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
-std::chrono::milliseconds default_timeout(std::string_view method) noexcept {
-  const proto::MethodInfo* m = proto::find_method(method);
-  return std::chrono::milliseconds(m ? m->timeout_ms : proto::kDefaultTimeoutMs);
-}
-
 namespace detail {
 
 // What answers need after the session is gone: where to send, and whether it still may. A
@@ -277,55 +272,18 @@ void Session::dispatch(Message&& m, const std::shared_ptr<LineSink>& batch) {
   it->second(params, std::move(reply));
 }
 
-void Session::notify(std::string_view method, std::optional<json::value> params) {
+void Session::notify(const Outgoing& message) {
   if (core_->closed) return;
-  auto line = proto::encode(Message::notification(std::string(method), std::move(params)));
-  if (!line) {
-    report(std::string(method) + ": not sent: " + line.error().message);
-    return;
-  }
-  send_notification(method, std::move(*line));
-}
-
-void Session::send_encoded(std::string_view method, std::string_view line) {
-  if (core_->closed) return;
-  send_notification(method, std::string(line));
-}
-
-void Session::send_notification(std::string_view method, std::string line) {
-  if (droppable_sink_ && delivery_of_(method) == proto::Delivery::droppable) {
+  std::string line(message.notification_line());
+  if (droppable_sink_ && message.delivery() == proto::Delivery::droppable) {
     droppable_sink_(std::move(line));
   } else {
     core_->send(std::move(line));
   }
 }
 
-std::int64_t Session::call(std::string_view method, std::optional<json::value> params,
-                           std::chrono::milliseconds timeout, CallDone done,
-                           std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
-  const std::int64_t id = next_id_++;
-  CallOutcome refused;
-  refused.kind = CallOutcome::Kind::closed;
-  if (core_->closed) {
-    asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
-    return id;
-  }
-  auto line = proto::encode_request(id, method, params);
-  if (!line) {
-    report(std::string(method) + ": not sent: " + line.error().message);
-    refused.kind = CallOutcome::Kind::error;
-    refused.error = {static_cast<int>(ErrorCode::internal), line.error().message, std::nullopt};
-    asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
-    return id;
-  }
-  track(id, method, std::move(*line), timeout, std::move(done), named_delay, form);
-  return id;
-}
-
-std::int64_t Session::call(std::string_view method,
-                           std::shared_ptr<const proto::EncodedParams> params,
-                           std::chrono::milliseconds timeout, CallDone done,
-                           std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
+std::int64_t Session::call(const Outgoing& message, std::chrono::milliseconds timeout,
+                           CallDone done, std::optional<std::chrono::milliseconds> named_delay) {
   const std::int64_t id = next_id_++;
   if (core_->closed) {
     CallOutcome refused;
@@ -333,16 +291,8 @@ std::int64_t Session::call(std::string_view method,
     asio::post(executor_, [done = std::move(done), refused]() mutable { done(refused); });
     return id;
   }
-  track(id, method, proto::encode_request(id, method, *params), timeout, std::move(done),
-        named_delay, form);
-  return id;
-}
-
-void Session::track(std::int64_t id, std::string_view method, std::string line,
-                    std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay, ResultForm form) {
-  // A call in flight is one node of pending_, and its method's name is shared (base/names.hpp):
-  // counted with callgrind, two allocations a call fewer.
+  // A call in flight is one node of pending_, and its message is shared with the caller's:
+  // counted with callgrind, two allocations a call fewer than a name and params of its own.
   const auto start = clock_.now();
   PendingCalls::iterator at;
   if (spare_.empty()) {
@@ -353,15 +303,15 @@ void Session::track(std::int64_t id, std::string_view method, std::string line,
     spare_.pop_back();
   }
   Pending& p = at->second;
-  p.method = method_names_.of(method);
+  p.message = message;
   p.timeout = named_delay.value_or(timeout);
   p.start = start;
   p.deadline = start + timeout;
   p.done = std::move(done);
-  p.form = form;
-  if (form == ResultForm::text) ++text_calls_;
+  if (message.form() == ResultForm::text) ++text_calls_;
   if (!armed_for_ || p.deadline < *armed_for_) arm_deadline(p.deadline);
-  core_->send(std::move(line));
+  core_->send(message.request_line(id));
+  return id;
 }
 
 void Session::arm_deadline(std::chrono::steady_clock::time_point at) {
@@ -396,9 +346,10 @@ void Session::call_timed_out(std::int64_t id) {
   if (it == pending_.end()) return;  // answered meanwhile
   auto node = pending_.extract(it);
   Pending& p = node.mapped();
-  if (p.form == ResultForm::text) --text_calls_;
-  report(*p.method + ": no answer within " + std::to_string(p.timeout.count()) + " ms");
-  expired_[id] = {*p.method, p.start};
+  if (p.message->form() == ResultForm::text) --text_calls_;
+  const std::string method(p.message->method());
+  report(method + ": no answer within " + std::to_string(p.timeout.count()) + " ms");
+  expired_[id] = {method, p.start};
   while (expired_.size() > kExpiredKept)
     expired_.erase(expired_.begin());
   CallOutcome outcome;
@@ -427,8 +378,9 @@ void Session::answer_arrived(Message&& m) {
   Pending& p = node.mapped();
   CallOutcome outcome;
   outcome.elapsed = clock_.now() - p.start;
-  if (p.form == ResultForm::text) --text_calls_;
-  if (m.kind == MessageKind::response && p.form == ResultForm::text) {
+  const bool text = p.message->form() == ResultForm::text;
+  if (text) --text_calls_;
+  if (m.kind == MessageKind::response && text) {
     // An answer take_text_answer left (a key with an escape, "\r" between tokens...): its
     // result written again from its values.
     outcome.kind = CallOutcome::Kind::result;
@@ -466,7 +418,7 @@ bool Session::take_text_answer(std::string_view line) {
   const auto id = proto::integer_text(*id_text);
   if (!id) return false;
   auto it = pending_.find(*id);
-  if (it == pending_.end() || it->second.form != ResultForm::text) return false;
+  if (it == pending_.end() || it->second.message->form() != ResultForm::text) return false;
   auto node = pending_.extract(it);
   Pending& p = node.mapped();
   --text_calls_;
@@ -482,6 +434,7 @@ CallDone Session::ended(PendingCalls::node_type node) {
   constexpr std::size_t kSpareRecords = 16;
   CallDone done = std::move(node.mapped().done);
   node.mapped().done = nullptr;
+  node.mapped().message.reset();  // its text goes now, not when the record is taken again
   if (spare_.size() < kSpareRecords) spare_.push_back(std::move(node));
   return done;
 }

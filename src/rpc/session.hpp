@@ -24,11 +24,11 @@
 
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
-#include "base/names.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/encode.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
+#include "rpc/outgoing.hpp"
 #include "rpc/reply.hpp"
 
 namespace escouade::rpc {
@@ -37,11 +37,6 @@ namespace detail {
 struct SessionCore;
 }
 class LineSink;
-
-// How a call's result is handed back: built into values (the default), or as its JSON text,
-// checked but not built: escouade-host gives a plugin's result to the app as it came, where
-// building it and writing it out again cost more than the rest of the call.
-enum class ResultForm { value, text };
 
 // How a call this side made ended.
 struct CallOutcome {
@@ -63,9 +58,6 @@ struct CallOutcome {
 };
 
 using CallDone = std::function<void(CallOutcome)>;
-
-// The delay of a call of `method`: its timeoutMs in the schema, else x-defaultTimeoutMs.
-std::chrono::milliseconds default_timeout(std::string_view method) noexcept;
 
 class Session {
  public:
@@ -91,16 +83,10 @@ class Session {
   // A line too long to be read (the framer dropped it).
   void line_too_long(std::size_t limit);
 
-  // A method's delivery (proto::delivery_of for the plugin protocol, proto::host::delivery_of
-  // for the host's): whether its messages may be lost on the way (protocol/delivery.hpp).
-  using DeliveryOf = proto::Delivery (*)(std::string_view method) noexcept;
-  // Where the notifications whose method `delivery_of` says droppable go (to a peer that may not
-  // read: runtime::Program::write with Delivery::droppable); every other line, kept notifications
-  // included, goes where the session sends. Unset: every line goes there.
-  void set_droppable_sink(SendLine sink, DeliveryOf delivery_of) {
-    droppable_sink_ = std::move(sink);
-    delivery_of_ = delivery_of;
-  }
+  // Where the notifications that may be dropped go (Outgoing::delivery(): to a peer that may
+  // not read, runtime::Program::write with Delivery::droppable); every other line, kept
+  // notifications included, goes where the session sends. Unset: every line goes there.
+  void set_droppable_sink(SendLine sink) { droppable_sink_ = std::move(sink); }
 
   // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
   void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
@@ -120,37 +106,26 @@ class Session {
   template <class M, class F>
   void serve_notification(F f);
 
-  // Sends a notification.
-  void notify(std::string_view method, std::optional<boost::json::value> params);
-  // Sends a notification of `method` already encoded (proto::encode, '\n' included): one message
-  // serialized once for many sessions. Its method says how it goes, as for notify().
-  void send_encoded(std::string_view method, std::string_view line);
+  // Sends a notification (`message` is one); one that may be dropped goes to the droppable
+  // sink.
+  void notify(const Outgoing& message);
 
-  // Sends a request; `done` is called exactly once, on this executor: with the answer, or
-  // with timeout once `timeout` has passed (a later answer is then ignored and reported), or
-  // with closed when the session closes first. Returns the request's id.
+  // Sends a request (`message` is one); `done` is called exactly once, on this executor: with
+  // the answer (its result in the message's ResultForm), or with timeout once `timeout` has
+  // passed (a later answer is then ignored and reported), or with closed when the session
+  // closes first. Returns the request's id.
   // `named_delay`, when given, is the delay the journal names on a timeout (the call's whole
-  // delay, when part of it was spent in a queue before). `form`: how its result comes back.
-  std::int64_t call(std::string_view method, std::optional<boost::json::value> params,
-                    std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt,
-                    ResultForm form = ResultForm::value);
-  // The same with params encoded before: once for many sessions (proto::encode_params), or
-  // JSON text handed on as it came.
-  std::int64_t call(std::string_view method, std::shared_ptr<const proto::EncodedParams> params,
-                    std::chrono::milliseconds timeout, CallDone done,
-                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt,
-                    ResultForm form = ResultForm::value);
+  // delay, when part of it was spent in a queue before).
+  std::int64_t call(const Outgoing& message, std::chrono::milliseconds timeout, CallDone done,
+                    std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
 
-  // The same, for coroutines: co_await session.async_call(..., asio::use_awaitable).
+  // The same, for coroutines: co_await session.async_call(message, delay, asio::use_awaitable).
   template <class Token>
-  auto async_call(std::string_view method, std::optional<boost::json::value> params,
-                  std::chrono::milliseconds timeout, Token&& token) {
+  auto async_call(Outgoing message, std::chrono::milliseconds timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(CallOutcome)>(
-        [this, m = std::string(method), p = std::move(params), timeout](auto handler) mutable {
+        [this, m = std::move(message), timeout](auto handler) mutable {
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          this->call(m, std::move(p), timeout,
-                     [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
+          this->call(m, timeout, [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
         },
         token);
   }
@@ -171,12 +146,11 @@ class Session {
 
  private:
   struct Pending {
-    Names::Name method;
+    std::optional<Outgoing> message;      // what was sent: its method's name, its ResultForm
     std::chrono::milliseconds timeout{};  // the delay the journal names
     std::chrono::steady_clock::time_point start;
     std::chrono::steady_clock::time_point deadline;
     CallDone done;
-    ResultForm form = ResultForm::value;
   };
 
   void dispatch(proto::Message&& m, const std::shared_ptr<LineSink>& batch);
@@ -185,16 +159,11 @@ class Session {
   // without building its values: true when it was. Anything else is left to the decoder.
   bool take_text_answer(std::string_view line);
   void call_timed_out(std::int64_t id);
-  // Remembers the call `id` (its line encoded) and sends its line.
-  void track(std::int64_t id, std::string_view method, std::string line,
-             std::chrono::milliseconds timeout, CallDone done,
-             std::optional<std::chrono::milliseconds> named_delay, ResultForm form);
   // One timer for every call in flight, armed for the earliest deadline: a call answered in
   // time costs no timer system call (arming and cancelling one per call did).
   void arm_deadline(std::chrono::steady_clock::time_point at);
   void deadline_reached();
   void report(std::string_view sentence) const;
-  void send_notification(std::string_view method, std::string line);
   // What the peer sent, redacted, then quoted for the journal in `max_chars` at most.
   std::string shown(std::string_view text, std::size_t max_chars) const;
 
@@ -213,7 +182,6 @@ class Session {
   // Takes the record of a call that ended for reuse; returns its completion, to be called
   // after (it may make the next call, which takes the record).
   CallDone ended(PendingCalls::node_type node);
-  Names method_names_;  // of the calls it makes
   // Calls that timed out lately, by id: a late answer is told apart from a stray one.
   std::map<std::int64_t, std::pair<std::string, std::chrono::steady_clock::time_point>> expired_;
   std::int64_t next_id_ = 1;
@@ -229,7 +197,6 @@ class Session {
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
   SendLine droppable_sink_;
-  DeliveryOf delivery_of_ = nullptr;
   Lifeline lifeline_;
 };
 

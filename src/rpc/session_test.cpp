@@ -14,12 +14,21 @@
 #include <vector>
 
 #include "base/manual_clock.hpp"
+#include "protocol/gen/methods.hpp"
 
 namespace escouade::rpc {
 namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+
+// A request or a notification by name, as the tests send them.
+Outgoing request(std::string_view method, std::optional<json::value> params) {
+  return *Outgoing::request_value(method, params);
+}
+Outgoing notification(std::string_view method, std::optional<json::value> params) {
+  return *Outgoing::notification_value(method, params);
+}
 
 class SessionTest : public ::testing::Test {
  protected:
@@ -65,23 +74,34 @@ class SessionTest : public ::testing::Test {
 };
 
 // A notification goes as its method's delivery says: a fact to the droppable sink, a timer's
-// firing (and any other) with the kept lines, whether made here or encoded once for many.
+// firing (and any other) with the kept lines, whether made by name or from the generated types;
+// the same message sent twice is the same line.
 TEST_F(SessionTest, EachNotificationGoesTheWayItsMethodSays) {
   std::vector<std::string> droppable;
-  session().set_droppable_sink([&](std::string line) { droppable.push_back(std::move(line)); },
-                               &proto::delivery_of);
-  session().notify("timer/fired", json::object{{"timer", 1}});
-  session().notify("events/fact", json::object{{"name", "agent.status"}});
-  session().send_encoded("events/fact", "{\"encoded\":\"fact\"}\n");
-  session().send_encoded("proc/exit", "{\"encoded\":\"exit\"}\n");
-  session().notify("no/such-method", nullptr);
+  session().set_droppable_sink([&](std::string line) { droppable.push_back(std::move(line)); });
+  session().notify(notification("timer/fired", json::object{{"timer", 1}}));
+  session().notify(notification("events/fact", json::object{{"name", "agent.status"}}));
+  proto::ProcExitParams exit;
+  exit.proc = 1;
+  exit.code = 0;
+  const Outgoing typed = *Outgoing::notification<proto::method::ProcExit>(exit);
+  session().notify(typed);
+  proto::Fact fact;
+  fact.name = proto::FactName::agent_status;
+  const Outgoing once = *Outgoing::notification<proto::method::EventsFact>(fact);
+  session().notify(once);
+  session().notify(once);
+  session().notify(notification("no/such-method", std::nullopt));
   ASSERT_EQ(lines_.size(), 3u);
   EXPECT_NE(lines_[0].find("timer/fired"), std::string::npos);
-  EXPECT_EQ(lines_[1], "{\"encoded\":\"exit\"}\n");
-  EXPECT_NE(lines_[2].find("no/such-method"), std::string::npos);
-  ASSERT_EQ(droppable.size(), 2u);
+  EXPECT_EQ(lines_[1], std::string(typed.notification_line()));
+  EXPECT_NE(lines_[1].find(R"("method":"proc/exit")"), std::string::npos);
+  EXPECT_EQ(lines_[2], R"({"jsonrpc":"2.0","method":"no/such-method"})"
+                       "\n");
+  ASSERT_EQ(droppable.size(), 3u);
   EXPECT_NE(droppable[0].find("events/fact"), std::string::npos);
-  EXPECT_EQ(droppable[1], "{\"encoded\":\"fact\"}\n");
+  EXPECT_EQ(droppable[1], std::string(once.notification_line()));
+  EXPECT_EQ(droppable[2], droppable[1]);
 }
 
 TEST_F(SessionTest, RequestIsAnsweredWithItsIdAndType) {
@@ -227,7 +247,7 @@ TEST_F(SessionTest, BrokenAnswerIsReportedNotAnswered) {
 
 TEST_F(SessionTest, CallGetsItsResult) {
   std::optional<CallOutcome> got;
-  auto id = session().call("initialize", json::parse(R"({"protocolVersion":1})"),
+  auto id = session().call(request("initialize", json::parse(R"({"protocolVersion":1})")),
                            std::chrono::seconds(10), [&](CallOutcome o) { got = std::move(o); });
   auto sent = only_line();
   EXPECT_EQ(sent.at("id"), json::value(id));
@@ -243,7 +263,7 @@ TEST_F(SessionTest, CallGetsItsResult) {
 
 TEST_F(SessionTest, CallGetsThePeersError) {
   std::optional<CallOutcome> got;
-  auto id = session().call("x/y", std::nullopt, std::chrono::seconds(10),
+  auto id = session().call(request("x/y", std::nullopt), std::chrono::seconds(10),
                            [&](CallOutcome o) { got = std::move(o); });
   lines_.clear();
   session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
@@ -273,8 +293,8 @@ class SessionDeadlines : public SessionTest {
 TEST_F(SessionDeadlines, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
   int calls = 0;
   std::optional<CallOutcome> got;
-  auto id = session().call("permissions/decide", json::parse("{}"), std::chrono::milliseconds(500),
-                           [&](CallOutcome o) {
+  auto id = session().call(request("permissions/decide", json::parse("{}")),
+                           std::chrono::milliseconds(500), [&](CallOutcome o) {
                              ++calls;
                              got = std::move(o);
                            });
@@ -297,10 +317,10 @@ TEST_F(SessionDeadlines, CallPastItsDelayTimesOutAndALateAnswerIsIgnored) {
 TEST_F(SessionDeadlines, EveryCallKeepsItsOwnDeadline) {
   std::map<std::string, CallOutcome::Kind> got;
   auto record = [&](std::string name) { return [&, name](CallOutcome o) { got[name] = o.kind; }; };
-  session().call("slow", std::nullopt, std::chrono::milliseconds(600), record("slow"));
-  session().call("fast", std::nullopt, std::chrono::milliseconds(100), record("fast"));
-  auto answered =
-      session().call("answered", std::nullopt, std::chrono::seconds(30), record("answered"));
+  session().call(request("slow", std::nullopt), std::chrono::milliseconds(600), record("slow"));
+  session().call(request("fast", std::nullopt), std::chrono::milliseconds(100), record("fast"));
+  auto answered = session().call(request("answered", std::nullopt), std::chrono::seconds(30),
+                                 record("answered"));
   session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(answered) + R"(,"result":1})");
   EXPECT_EQ(got["answered"], CallOutcome::Kind::result);
   advance(std::chrono::milliseconds(100));
@@ -309,7 +329,7 @@ TEST_F(SessionDeadlines, EveryCallKeepsItsOwnDeadline) {
   advance(std::chrono::milliseconds(500));
   EXPECT_EQ(got["slow"], CallOutcome::Kind::timeout);
   // A call made after the others still gets its delay, from when it was made.
-  session().call("later", std::nullopt, std::chrono::milliseconds(50), record("later"));
+  session().call(request("later", std::nullopt), std::chrono::milliseconds(50), record("later"));
   advance(std::chrono::milliseconds(49));
   EXPECT_EQ(got.count("later"), 0u);
   advance(std::chrono::milliseconds(1));
@@ -321,7 +341,7 @@ TEST_F(SessionDeadlines, EveryCallKeepsItsOwnDeadline) {
 
 TEST_F(SessionDeadlines, AnAnswerInTimeLeavesNoTimerBehind) {
   std::optional<CallOutcome> got;
-  auto id = session().call("echo", std::nullopt, std::chrono::milliseconds(100),
+  auto id = session().call(request("echo", std::nullopt), std::chrono::milliseconds(100),
                            [&](CallOutcome o) { got = std::move(o); });
   session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":2})");
   ASSERT_TRUE(got);
@@ -338,16 +358,16 @@ TEST_F(SessionTest, AnswerToNothingIsReported) {
 
 TEST_F(SessionTest, CloseCompletesCallsInFlightAndStopsEverything) {
   std::vector<CallOutcome::Kind> kinds;
-  session().call("a", std::nullopt, std::chrono::seconds(10),
+  session().call(request("a", std::nullopt), std::chrono::seconds(10),
                  [&](CallOutcome o) { kinds.push_back(o.kind); });
-  session().call("b", std::nullopt, std::chrono::seconds(10),
+  session().call(request("b", std::nullopt), std::chrono::seconds(10),
                  [&](CallOutcome o) { kinds.push_back(o.kind); });
   lines_.clear();
   session().close();
   EXPECT_EQ(kinds,
             (std::vector<CallOutcome::Kind>{CallOutcome::Kind::closed, CallOutcome::Kind::closed}));
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"x"})");
-  session().notify("log", std::nullopt);
+  session().notify(notification("log", std::nullopt));
   EXPECT_TRUE(lines_.empty());
   session().close();  // idempotent
   EXPECT_EQ(kinds.size(), 2u);
@@ -441,7 +461,7 @@ TEST_F(SessionTest, CoroutineCall) {
   asio::co_spawn(
       io_,
       [&]() -> asio::awaitable<void> {
-        got = co_await session().async_call("settings/get", json::parse("{}"),
+        got = co_await session().async_call(request("settings/get", json::parse("{}")),
                                             std::chrono::seconds(10), asio::use_awaitable);
       },
       asio::detached);

@@ -28,9 +28,8 @@ class SessionText : public ::testing::Test {
 
   // A call of `form` whose outcome lands in `got`; returns its id.
   std::int64_t call(std::optional<CallOutcome>& got, ResultForm form = ResultForm::text) {
-    return session_.call(
-        "test/echo", json::parse(R"({"a":1})"), 5000ms,
-        [&got](CallOutcome o) { got = std::move(o); }, std::nullopt, form);
+    return session_.call(*Outgoing::request_value("test/echo", json::parse(R"({"a":1})"), form),
+                         5000ms, [&got](CallOutcome o) { got = std::move(o); });
   }
   std::string answer(std::int64_t id, std::string_view result) {
     return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":)" +

@@ -4,9 +4,9 @@
 
 namespace escouade::services {
 
-bool PluginChannel::notify(std::string_view method, boost::json::value params) const {
+bool PluginChannel::notify(const rpc::Outgoing& message) const {
   if (!open()) return false;
-  session_->notify(method, std::move(params));
+  session_->notify(message);
   return true;
 }
 

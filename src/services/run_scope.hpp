@@ -26,8 +26,18 @@ class RunScope;
 // The plugin of one run, as a handler keeps it. Copyable; outlives its scope harmlessly.
 class PluginChannel {
  public:
-  // Sends a notification to the plugin; false, and nothing sent, once the run has ended.
-  bool notify(std::string_view method, boost::json::value params) const;
+  // Sends a notification to the plugin (`message` is one; its delivery is its method's); false,
+  // and nothing sent, once the run has ended.
+  bool notify(const rpc::Outgoing& message) const;
+  // The same, made from the generated params of the protocol's notification M (timer/fired,
+  // net/chunk...); false too, and nothing sent, when they cannot be written (text that is not
+  // UTF-8).
+  template <class M>
+  bool notify(const typename M::Params& params) const {
+    if (!open()) return false;
+    auto message = rpc::Outgoing::notification<M>(params);
+    return message && notify(*message);
+  }
   // Whether the run it was made for still goes on.
   bool open() const;
 

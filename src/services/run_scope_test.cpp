@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/gen/methods.hpp"
+
 namespace escouade::services {
 namespace {
 
@@ -31,7 +33,7 @@ TEST_F(RunScopeTest, AChannelNotifiesThePluginAfterTheHandlerReturned) {
   RunScope scope(session_);
   PluginChannel channel = scope.channel();
   EXPECT_TRUE(channel.open());
-  EXPECT_TRUE(channel.notify("timer/fired", json::object{{"timer", 1}}));
+  EXPECT_TRUE(channel.notify<proto::method::TimerFired>(proto::TimerParams{1}));
   ASSERT_EQ(lines_.size(), 1u);
   EXPECT_EQ(json::parse(lines_[0]).at("method"), "timer/fired");
 }
@@ -43,7 +45,7 @@ TEST_F(RunScopeTest, AChannelSendsNothingOnceTheRunHasEnded) {
     kept = scope.channel();
   }
   EXPECT_FALSE(kept->open());
-  EXPECT_FALSE(kept->notify("timer/fired", json::object{{"timer", 1}}));
+  EXPECT_FALSE(kept->notify<proto::method::TimerFired>(proto::TimerParams{1}));
   EXPECT_TRUE(lines_.empty());
 }
 
@@ -51,7 +53,7 @@ TEST_F(RunScopeTest, AChannelSendsNothingOnceTheSessionIsClosed) {
   RunScope scope(session_);
   PluginChannel channel = scope.channel();
   session_.close();
-  EXPECT_FALSE(channel.notify("timer/fired", json::object{{"timer", 1}}));
+  EXPECT_FALSE(channel.notify<proto::method::TimerFired>(proto::TimerParams{1}));
   EXPECT_TRUE(lines_.empty());
 }
 

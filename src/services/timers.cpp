@@ -75,7 +75,7 @@ class RunTimers {
     // Cancelled meanwhile: its wait ended, or its turn came, before the cancel reached it.
     if (active_.erase(id) == 0) return;
     under_limit();
-    channel_.notify(method::TimerFired::kName, json::value_from(proto::TimerParams{id}));
+    channel_.notify<method::TimerFired>(proto::TimerParams{id});
   }
   void under_limit() {
     if (active_.size() < kTimersAtOnce) told_full_ = false;

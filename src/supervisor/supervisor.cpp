@@ -9,6 +9,7 @@
 #include "platform/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/gen/types.hpp"
+#include "runtime/program_session.hpp"
 #include "supervisor/handshake.hpp"
 
 namespace escouade::supervisor {
@@ -47,7 +48,7 @@ std::string_view to_string(State s) noexcept {
 
 // One call from Escouade to the plugin, from the moment it is made to its one outcome.
 struct Supervisor::CallState {
-  Names::Name method;
+  rpc::Outgoing message;
   std::chrono::milliseconds timeout;
   Clock::TimePoint start;
   rpc::CallDone done;
@@ -119,15 +120,8 @@ int Supervisor::recent_crashes(Clock::TimePoint now) {
 
 // --- messages to the plugin -------------------------------------------------------------
 
-bool Supervisor::notify(const std::string& method, json::value params, bool start_it) {
-  return accept_notification(
-      Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr}, start_it);
-}
-
-bool Supervisor::notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
-                                bool start_it) {
-  return accept_notification(
-      Queued{method_names_.of(method), std::nullopt, nullptr, std::move(line), nullptr}, start_it);
+bool Supervisor::notify(rpc::Outgoing message, bool start_it) {
+  return accept_notification(Queued{std::move(message), nullptr}, start_it);
 }
 
 bool Supervisor::activate() {
@@ -147,17 +141,9 @@ bool Supervisor::accept_notification(Queued q, bool start_it) {
   return true;
 }
 
-void Supervisor::call(const std::string& method, std::optional<json::value> params,
-                      std::chrono::milliseconds timeout, rpc::CallDone done, rpc::ResultForm form) {
-  call_queued(Queued{method_names_.of(method), std::move(params), nullptr, nullptr, nullptr, form},
-              timeout, std::move(done));
-}
-
-void Supervisor::call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
-                      std::chrono::milliseconds timeout, rpc::CallDone done, rpc::ResultForm form) {
-  call_queued(
-      Queued{method_names_.of(method), std::nullopt, nullptr, nullptr, std::move(params), form},
-      timeout, std::move(done));
+void Supervisor::call(rpc::Outgoing message, std::chrono::milliseconds timeout,
+                      rpc::CallDone done) {
+  call_queued(Queued{std::move(message), nullptr}, timeout, std::move(done));
 }
 
 void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::CallDone done) {
@@ -166,8 +152,7 @@ void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::C
     send_now(std::move(q), timeout, timeout, std::move(done));
     return;
   }
-  auto c = std::make_shared<CallState>();
-  c->method = q.method;
+  auto c = std::make_shared<CallState>(CallState{q.message, {}, {}, {}, {}, false, false});
   c->timeout = timeout;
   c->start = clock_.now();
   c->done = std::move(done);
@@ -187,18 +172,19 @@ void Supervisor::call_queued(Queued q, std::chrono::milliseconds timeout, rpc::C
   c->deadline = clock_.make_timer(executor_);
   c->deadline->wait_until(c->start + timeout, lifeline_.guard([this, c](bool fired) {
     if (!fired || c->sent || c->finished) return;
-    journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    journal_.warn(std::string(c->message.method()) + ": no answer within " +
+                  std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start, {}});
   }));
   enqueue(std::move(q));
   if (state_ == State::idle) start();
 }
 
-void Supervisor::attach(const std::string& agent, json::value params, rpc::CallDone done) {
+void Supervisor::attach(const std::string& agent, rpc::Outgoing message, rpc::CallDone done) {
   // Remembered first: a new process gets it again (handshake_done) before anything else.
-  attachments_[agent] = params;
-  call(std::string(kAttachMethod), std::move(params), rpc::default_timeout(kAttachMethod),
-       std::move(done));
+  attachments_.insert_or_assign(agent, message);
+  const auto delay = message.default_delay();
+  call(std::move(message), delay, std::move(done));
 }
 
 void Supervisor::finish(const std::shared_ptr<CallState>& c, CallOutcome outcome) {
@@ -214,8 +200,8 @@ void Supervisor::enqueue(Queued q) {
     queue_.pop_front();
     if (lost_ == 0) {
       journal_.warn("the queue of " + std::to_string(config_.queue_limit) +
-                    " messages is full while it starts: the oldest (" + *oldest.method +
-                    ") was lost");
+                    " messages is full while it starts: the oldest (" +
+                    std::string(oldest.message.method()) + ") was lost");
     }
     ++lost_;
     if (oldest.call) finish(oldest.call, CallOutcome{CallOutcome::Kind::closed, {}, {}, {}, {}});
@@ -225,11 +211,7 @@ void Supervisor::enqueue(Queued q) {
 
 void Supervisor::send_queued(Queued q) {
   if (!q.call) {
-    if (q.line) {
-      session_->send_encoded(*q.method, *q.line);
-    } else {
-      session_->notify(*q.method, std::move(q.params));
-    }
+    session_->notify(q.message);
     return;
   }
   auto c = q.call;
@@ -239,7 +221,8 @@ void Supervisor::send_queued(Queued q) {
   const auto left =
       c->timeout - std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - c->start);
   if (left <= std::chrono::milliseconds(0)) {
-    journal_.warn(*c->method + ": no answer within " + std::to_string(c->timeout.count()) + " ms");
+    journal_.warn(std::string(c->message.method()) + ": no answer within " +
+                  std::to_string(c->timeout.count()) + " ms");
     finish(c, CallOutcome{CallOutcome::Kind::timeout, {}, {}, clock_.now() - c->start, {}});
     return;
   }
@@ -253,17 +236,13 @@ void Supervisor::send_queued(Queued q) {
 void Supervisor::send_now(Queued q, std::chrono::milliseconds left, std::chrono::milliseconds named,
                           rpc::CallDone done) {
   // A sandboxed instance holding a decision gets the shorter turn: it is told how many it holds.
-  const bool decision = *q.method == proto::method::PermissionsDecide::kName;
+  const bool decision = q.message.method() == proto::method::PermissionsDecide::kName;
   if (decision) held_decisions(+1);
   auto then = lifeline_.guard([this, decision, done = std::move(done)](CallOutcome o) {
     if (decision) held_decisions(-1);
     if (done) done(std::move(o));
   });
-  if (q.encoded) {
-    session_->call(*q.method, std::move(q.encoded), left, std::move(then), named, q.form);
-  } else {
-    session_->call(*q.method, std::move(q.params), left, std::move(then), named, q.form);
-  }
+  session_->call(q.message, left, std::move(then), named);
 }
 
 void Supervisor::held_decisions(int change) {
@@ -305,24 +284,16 @@ bool Supervisor::start() {
     }));
     return false;
   }
-  session_ = std::make_unique<rpc::Session>(
-      executor_,
-      [p = program_.get()](std::string line) { p->write(std::move(line), proto::Delivery::kept); },
+  session_ = runtime::session_for(
+      program_.get(), executor_,
       lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
-  session_->set_droppable_sink(
-      [p = program_.get()](std::string line) {
-        p->write(std::move(line), proto::Delivery::droppable);
-      },
-      &proto::delivery_of);
   session_->set_max_in_flight(kCallsInFlight);
   run_ = std::make_unique<services::RunScope>(*session_);
   if (binder_) binder_(*session_, *run_);
 
   runtime::ProgramEvents events;
-  rpc::Session* session = session_.get();
-  events.output_line = [session](std::string_view line) { session->feed_line(line); };
-  events.output_too_long = [session](std::size_t limit) { session->line_too_long(limit); };
+  runtime::feed_session(events, *session_);
   events.error_piece = lifeline_.guard([this](std::string_view piece) { stderr_.piece(piece); });
   events.error_line = lifeline_.guard([this](std::string_view end) { stderr_.line(end); });
   events.exited = lifeline_.guard([this](const runtime::ProgramEnd& end) { program_exited(end); });
@@ -364,8 +335,15 @@ bool Supervisor::start() {
 
 void Supervisor::begin_handshake() {
   HandshakeParties parties{config_.id, config_.version, config_.escouade_version, config_.lang};
-  session_->call(proto::method::Initialize::kName, initialize_params(parties),
-                 std::chrono::milliseconds(proto::method::Initialize::kTimeoutMs),
+  // By name: its params carry the settings capability, which the schema's struct does not name.
+  auto message =
+      rpc::Outgoing::request_value(proto::method::Initialize::kName, initialize_params(parties));
+  if (!message) {
+    // Only text that is not UTF-8 in the manifest could do it, and the manifest check refuses it.
+    stop_program(Intent::stop, "could not write initialize: " + message.error().message);
+    return;
+  }
+  session_->call(*message, message->default_delay(),
                  lifeline_.guard([this](CallOutcome o) { handshake_done(std::move(o)); }));
 }
 
@@ -386,15 +364,14 @@ void Supervisor::handshake_done(CallOutcome o) {
   retry_delay_ = std::chrono::seconds(0);
   set_state(State::running);
   // What each agent attached goes first, then what waited, in order.
-  for (const auto& [agent, params] : attachments_) {
+  for (const auto& [agent, message] : attachments_) {
     bool queued = false;
     for (const auto& q : queue_) {
-      queued = queued || (q.call && *q.method == kAttachMethod && q.params == params);
+      queued = queued || (q.call && q.message.same_as(message));
     }
     if (queued) continue;  // its own call is in the queue and goes below
     session_->call(
-        kAttachMethod, params, rpc::default_timeout(kAttachMethod),
-        lifeline_.guard([this, agent = agent](CallOutcome r) {
+        message, message.default_delay(), lifeline_.guard([this, agent = agent](CallOutcome r) {
           if (!r.ok()) {
             journal_.warn("agent/attach of " + agent + " was not taken again after the restart");
           }
@@ -404,7 +381,7 @@ void Supervisor::handshake_done(CallOutcome o) {
   queue.swap(queue_);
   // Attachments first among the queued ones too.
   std::stable_partition(queue.begin(), queue.end(),
-                        [](const Queued& q) { return *q.method == kAttachMethod; });
+                        [](const Queued& q) { return q.message.method() == kAttachMethod; });
   for (auto& q : queue) {
     if (state_ != State::running || !session_) {
       queue_.push_back(std::move(q));
@@ -575,8 +552,8 @@ void Supervisor::shutdown(Clock::TimePoint deadline, std::function<void()> done)
     return;
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
-  session_->call(proto::method::Shutdown::kName, std::nullopt,
-                 std::max(left, std::chrono::milliseconds(1)),
+  static const rpc::Outgoing kShutdown = *rpc::Outgoing::request<proto::method::Shutdown>(nullptr);
+  session_->call(kShutdown, std::max(left, std::chrono::milliseconds(1)),
                  lifeline_.guard([this](CallOutcome o) {
                    if (o.ok()) journal_.info("answered shutdown");
                  }));

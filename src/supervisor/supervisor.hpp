@@ -22,7 +22,6 @@
 
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
-#include "base/names.hpp"
 #include "journal/journal.hpp"
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
@@ -82,32 +81,21 @@ class Supervisor {
 
   void set_binder(Binder binder) { binder_ = std::move(binder); }
 
-  // A notification. When the program does not run: `start` (an activation) starts it and the
-  // notification waits in the queue; otherwise it is not delivered. Returns whether it was sent
-  // or queued.
-  bool notify(const std::string& method, boost::json::value params, bool start);
-  // The same for a notification already encoded once for every plugin it goes to (a fact).
-  // `method` names it in the journal.
-  bool notify_encoded(const std::string& method, std::shared_ptr<const std::string> line,
-                      bool start);
+  // A notification (`message` is one, made once for every plugin it goes to). When the program
+  // does not run: `start` (an activation) starts it and the notification waits in the queue;
+  // otherwise it is not delivered. Returns whether it was sent or queued.
+  bool notify(rpc::Outgoing message, bool start);
   // An activation that brings no message for it (a fact of its activation it does not hear):
   // starts the program when it is idle. Returns whether it started it.
   bool activate();
-  // A call, with its delay counted from now (the time in the queue included). Starts the
-  // program when it does not run. `done` is called once; on timeout, a crash or a stopped
-  // plugin, the caller applies its default answer.
-  // `form`: how its result comes back (rpc::ResultForm).
-  void call(const std::string& method, std::optional<boost::json::value> params,
-            std::chrono::milliseconds timeout, rpc::CallDone done,
-            rpc::ResultForm form = rpc::ResultForm::value);
-  // The same with params encoded before (proto::encode_params: once for many plugins; or JSON
-  // text handed on as it came).
-  void call(const std::string& method, std::shared_ptr<const proto::EncodedParams> params,
-            std::chrono::milliseconds timeout, rpc::CallDone done,
-            rpc::ResultForm form = rpc::ResultForm::value);
+  // A call (`message` is a request), with its delay counted from now (the time in the queue
+  // included). Starts the program when it does not run. `done` is called once, with the result
+  // in the message's ResultForm; on timeout, a crash or a stopped plugin, the caller applies its
+  // default answer.
+  void call(rpc::Outgoing message, std::chrono::milliseconds timeout, rpc::CallDone done);
   // agent/attach: sent like a call, and remembered per agent (`agent`) so that a new process
   // gets the last one of each agent again before any other message.
-  void attach(const std::string& agent, boost::json::value params, rpc::CallDone done);
+  void attach(const std::string& agent, rpc::Outgoing message, rpc::CallDone done);
 
   // The app's restart: crashes forgotten, the program (re)started now.
   void restart();
@@ -125,13 +113,10 @@ class Supervisor {
 
  private:
   struct CallState;
+  // A message waiting for the program to start: a notification, or a call with its state.
   struct Queued {
-    Names::Name method;
-    std::optional<boost::json::value> params;
-    std::shared_ptr<CallState> call;                      // null for a notification
-    std::shared_ptr<const std::string> line;              // a notification encoded once for many
-    std::shared_ptr<const proto::EncodedParams> encoded;  // a call's params, the same
-    rpc::ResultForm form = rpc::ResultForm::value;        // a call's
+    rpc::Outgoing message;
+    std::shared_ptr<CallState> call;  // null for a notification
   };
   enum class Intent { none, stop, restart, shutdown, disable, recycle };
 
@@ -157,7 +142,6 @@ class Supervisor {
   void finish(const std::shared_ptr<CallState>& c, rpc::CallOutcome outcome);
   int recent_crashes(std::chrono::steady_clock::time_point now);
 
-  Names method_names_;  // of what it sends (base/names.hpp)
   boost::asio::any_io_executor executor_;
   SupervisorConfig config_;
   runtime::ProgramFactory& programs_;
@@ -175,7 +159,7 @@ class Supervisor {
   std::deque<std::chrono::steady_clock::time_point> crashes_;
   StderrLog stderr_;
   // The last agent/attach of each agent, and the calls waiting for it to be sent again.
-  std::map<std::string, boost::json::value> attachments_;
+  std::map<std::string, rpc::Outgoing> attachments_;
   std::size_t decisions_held_ = 0;  // permissions/decide calls under way in this run
   Intent intent_ = Intent::none;
   std::string intent_reason_;

@@ -18,6 +18,7 @@
 #include "base/manual_clock.hpp"
 #include "base/temp_dir.hpp"
 #include "platform/errors.hpp"
+#include "protocol/gen/methods.hpp"
 #include "runtime/memory_program.hpp"
 
 namespace escouade::supervisor {
@@ -28,6 +29,14 @@ using runtime::MemoryPeer;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
+
+// A notification and a request by name, as the tests send them.
+rpc::Outgoing notification(std::string_view method, boost::json::value params) {
+  return *rpc::Outgoing::notification_value(method, params);
+}
+rpc::Outgoing request(std::string_view method, boost::json::value params) {
+  return *rpc::Outgoing::request_value(method, params);
+}
 
 // The one message of a line the supervisor wrote.
 json::object message(const std::string& line) {
@@ -137,7 +146,7 @@ class SupervisorTest : public ::testing::Test {
 
 TEST_F(SupervisorTest, TheHandshakeIsTheFirstMessageAndWhatCameMeanwhileFollowsIt) {
   programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer, std::nullopt); };
-  supervisor().notify("events/fact", json::object{{"n", 1}}, true);
+  supervisor().notify(notification("events/fact", json::object{{"n", 1}}), true);
   settle();
   EXPECT_EQ(supervisor().status().state, State::starting);
   ASSERT_EQ(methods_given(), std::vector<std::string>{"initialize"});
@@ -156,21 +165,20 @@ TEST_F(SupervisorTest, TheHandshakeIsTheFirstMessageAndWhatCameMeanwhileFollowsI
 }
 
 // Each message reaches its program with its method's delivery (protocol/delivery.hpp): a fact,
-// queued or sent at once, encoded once or not, may be dropped on the way; the handshake, a
-// timer's firing, a call and every other notification are kept.
+// queued or sent at once, made by name or from the generated types, may be dropped on the way; the
+// handshake, a timer's firing, a call and every other notification are kept.
 TEST_F(SupervisorTest, EachMessageReachesItsProgramWithItsMethodsDelivery) {
   programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer); };
-  supervisor().notify("events/fact", json::object{{"n", 1}}, true);  // queued while it starts
+  supervisor().notify(notification("events/fact", json::object{{"n", 1}}),
+                      true);  // queued while it starts
   settle();
   ASSERT_EQ(supervisor().status().state, State::running);
-  supervisor().notify("timer/fired", json::object{{"timer", 3}}, false);
-  supervisor().notify_encoded(
-      "events/fact",
-      std::make_shared<const std::string>(R"({"jsonrpc":"2.0","method":"events/fact"})"
-                                          "\n"),
-      false);
-  supervisor().notify("proc/exit", json::object{{"proc", 1}, {"code", 0}}, false);
-  supervisor().call("test/echo", json::object{}, seconds(60), [](rpc::CallOutcome) {});
+  supervisor().notify(notification("timer/fired", json::object{{"timer", 3}}), false);
+  proto::Fact fact;
+  fact.name = proto::FactName::agent_status;
+  supervisor().notify(*rpc::Outgoing::notification<proto::method::EventsFact>(fact), false);
+  supervisor().notify(notification("proc/exit", json::object{{"proc", 1}, {"code", 0}}), false);
+  supervisor().call(request("test/echo", json::object{}), seconds(60), [](rpc::CallOutcome) {});
   settle();
   using proto::Delivery;
   EXPECT_EQ(methods_given(), (std::vector<std::string>{"initialize", "events/fact", "timer/fired",
@@ -303,7 +311,7 @@ TEST_F(SupervisorTest, TheAppsRestartForgetsTheCrashes) {
 TEST_F(SupervisorTest, AFullQueueLosesItsOldestAndTheJournalSaysHowMany) {
   programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer, std::nullopt); };
   for (int n = 0; n < 300; ++n)
-    supervisor().notify("events/fact", json::object{{"n", n}}, true);
+    supervisor().notify(notification("events/fact", json::object{{"n", n}}), true);
   settle();
   EXPECT_TRUE(
       journal_has("the queue of 256 messages is full while it starts: the oldest "
@@ -323,7 +331,7 @@ TEST_F(SupervisorTest, AFullQueueLosesItsOldestAndTheJournalSaysHowMany) {
 TEST_F(SupervisorTest, ACallWaitingInTheQueueKeepsItsDelayFromWhenItWasMade) {
   programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer, std::nullopt); };
   std::optional<rpc::CallOutcome> outcome;
-  supervisor().call("test/echo", json::object{}, milliseconds(300),
+  supervisor().call(request("test/echo", json::object{}), milliseconds(300),
                     [&](rpc::CallOutcome o) { outcome = std::move(o); });
   settle();
   advance(milliseconds(300));
@@ -342,7 +350,7 @@ TEST_F(SupervisorTest, ACallUnderWayWhenItCrashesFailsAsClosed) {
   };
   run();
   std::optional<rpc::CallOutcome> outcome;
-  supervisor().call("test/hang", json::object{}, seconds(5),
+  supervisor().call(request("test/hang", json::object{}), seconds(5),
                     [&](rpc::CallOutcome o) { outcome = std::move(o); });
   settle();
   programs_.last().exit(1);
@@ -399,11 +407,14 @@ TEST_F(SupervisorTest, ShutdownEscalatesPastItsSecond) {
 
 TEST_F(SupervisorTest, ARestartGivesEachAgentsLastAttachmentFirst) {
   run();
-  supervisor().attach("agent-1", json::object{{"agent", "agent-1"}, {"mode", "plan"}},
+  supervisor().attach("agent-1",
+                      request("agent/attach", json::object{{"agent", "agent-1"}, {"mode", "plan"}}),
                       [](rpc::CallOutcome) {});
-  supervisor().attach("agent-2", json::object{{"agent", "agent-2"}, {"mode", "plan"}},
+  supervisor().attach("agent-2",
+                      request("agent/attach", json::object{{"agent", "agent-2"}, {"mode", "plan"}}),
                       [](rpc::CallOutcome) {});
-  supervisor().attach("agent-1", json::object{{"agent", "agent-1"}, {"mode", "edit"}},
+  supervisor().attach("agent-1",
+                      request("agent/attach", json::object{{"agent", "agent-1"}, {"mode", "edit"}}),
                       [](rpc::CallOutcome) {});
   settle();
   programs_.last().exit(3);
@@ -445,7 +456,7 @@ TEST_F(SupervisorTest, AStartTheSystemHasNoRoomForIsTriedAgainAndIsNotACrash) {
     }
   };
   std::optional<rpc::CallOutcome> echoed;
-  supervisor().call("test/echo", json::object{{"n", 1}}, seconds(60),
+  supervisor().call(request("test/echo", json::object{{"n", 1}}), seconds(60),
                     [&](rpc::CallOutcome o) { echoed = std::move(o); });
   settle();
   EXPECT_EQ(supervisor().status().state, State::restarting);
@@ -582,7 +593,7 @@ TEST_F(SupervisorTest, TheProgramIsToldHowManyDecisionsItHolds) {
   run();
   int done = 0;
   for (int i = 0; i < 2; ++i) {
-    supervisor().call("permissions/decide", json::object{}, milliseconds(500),
+    supervisor().call(request("permissions/decide", json::object{}), milliseconds(500),
                       [&](rpc::CallOutcome) { ++done; });
   }
   settle();

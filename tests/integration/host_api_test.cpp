@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/value_to.hpp>
 #include <optional>
 
 #include "host/host.hpp"
@@ -17,6 +18,11 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+
+// fact() (host_client.hpp) as the generated type Host::publish takes.
+proto::Fact typed_fact(std::string_view name, std::int64_t seq, std::string_view project = "p1") {
+  return json::value_to<proto::Fact>(fact(name, seq, project));
+}
 
 class HostApi : public ::testing::Test {
  protected:
@@ -51,8 +57,14 @@ class HostApi : public ::testing::Test {
 
   Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
-    host_->call(id, method, std::move(params), std::chrono::milliseconds(30000),
-                [&](Result<json::value> r) { out = std::move(r); });
+    host_->call(id, *rpc::Outgoing::request_value(method, params), std::chrono::milliseconds(30000),
+                [&](Result<host::Answer> r) {
+                  if (r) {
+                    out.emplace(std::move(r->value));
+                  } else {
+                    out.emplace(r.error());
+                  }
+                });
     run_until([&] { return out.has_value(); });
     return *out;
   }
@@ -118,7 +130,7 @@ TEST_F(HostApi, ADecisionThatCannotBeEncodedIsAnErrorForEachPlugin) {
 TEST_F(HostApi, FactsReachTheirPluginInOrder) {
   auto id = load({"dev.api.facts"});
   for (int seq = 1; seq <= 50; ++seq) {
-    auto delivered = host_->publish(fact("agent.status", seq));
+    auto delivered = host_->publish(typed_fact("agent.status", seq));
     ASSERT_TRUE(delivered);
     EXPECT_EQ(*delivered, std::vector<std::string>{id});
   }
@@ -128,7 +140,7 @@ TEST_F(HostApi, FactsReachTheirPluginInOrder) {
   for (int i = 0; i < 50; ++i)
     EXPECT_EQ(facts->at(i).as_int64(), i + 1);
   // Another project's fact does not reach it.
-  auto other = host_->publish(fact("agent.status", 51, "p2"));
+  auto other = host_->publish(typed_fact("agent.status", 51, "p2"));
   ASSERT_TRUE(other);
   EXPECT_TRUE(other->empty());
 }
@@ -148,7 +160,7 @@ TEST_F(HostApi, StatusChangesAreReported) {
 
 TEST_F(HostApi, ACrashLoopStopsAfterFourCrashes) {
   auto id = load({"dev.api.crashy", "crash"});
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
   EXPECT_EQ(status(id).crashes, 4);
@@ -168,7 +180,7 @@ TEST_F(HostApi, AttachmentsAreGivenAgainAfterACrash) {
 
 TEST_F(HostApi, PastTheMemoryLimitItIsStopped) {
   auto id = load({"dev.api.hog", "memory-hog"});
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_NE(status(id).reason.find("MB of memory, past the limit of 100 MB"), std::string::npos)
       << status(id).reason;

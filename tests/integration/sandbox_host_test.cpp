@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_to.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,6 +28,11 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+
+// fact() (host_client.hpp) as the generated type Host::publish takes.
+proto::Fact typed_fact(std::string_view name, std::int64_t seq, std::string_view project = "p1") {
+  return json::value_to<proto::Fact>(fact(name, seq, project));
+}
 namespace fs = std::filesystem;
 
 const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
@@ -128,8 +134,14 @@ class SandboxHost : public ::testing::Test {
   }
   Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
-    host_->call(id, method, std::move(params), std::chrono::milliseconds(30000),
-                [&](Result<json::value> r) { out = std::move(r); });
+    host_->call(id, *rpc::Outgoing::request_value(method, params), std::chrono::milliseconds(30000),
+                [&](Result<host::Answer> r) {
+                  if (r) {
+                    out.emplace(std::move(r->value));
+                  } else {
+                    out.emplace(r.error());
+                  }
+                });
     run_until([&] { return out.has_value(); });
     return out ? *out : Result<json::value>(make_error(proto::ErrorCode::internal, "no answer"));
   }
@@ -165,7 +177,7 @@ class SandboxHost : public ::testing::Test {
 TEST_F(SandboxHost, HandshakeFactsCallsAndShutdown) {
   auto id = load("dev.sandbox.echo", "echo", "plugin.mjs");
   for (int seq = 1; seq <= 3; ++seq)
-    ASSERT_TRUE(host_->publish(fact("agent.status", seq)));
+    ASSERT_TRUE(host_->publish(typed_fact("agent.status", seq)));
   auto echo = call(id, "test/echo", json::object{{"hello", "sandbox"}});
   ASSERT_TRUE(echo) << echo.error().message;
   EXPECT_EQ(echo->at("echo"), (json::object{{"hello", "sandbox"}}));
@@ -224,7 +236,7 @@ TEST_F(SandboxHost, AnEndlessLoopEndsTheInstanceWithTheSpecSentenceAndItIsRestar
 
 TEST_F(SandboxHost, ABundleThatCrashesAtOnceIsStoppedAfterFourCrashes) {
   auto id = load("dev.sandbox.throw", "hostile", "throw.mjs");
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
   EXPECT_EQ(status(id).crashes, 4);
@@ -232,7 +244,7 @@ TEST_F(SandboxHost, ABundleThatCrashesAtOnceIsStoppedAfterFourCrashes) {
 
 TEST_F(SandboxHost, AForbiddenImportStopsItWithTheReasonAndNoRestart) {
   auto id = load("dev.sandbox.import", "hostile", "imports_child_process.mjs");
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_EQ(status(id).reason,
             "its bundle imports \"node:child_process\" (plugin.mjs:1), which a sandboxed plugin "
@@ -243,7 +255,7 @@ TEST_F(SandboxHost, AForbiddenImportStopsItWithTheReasonAndNoRestart) {
 
 TEST_F(SandboxHost, AnSdk02BundleStopsWithTheAdviceToRebuild) {
   auto id = load("dev.sandbox.old", "hostile", "sdk_0_2.mjs");
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_NE(status(id).reason.find("rebuild it with @escouade-dev/plugin 0.3 or later"),
             std::string::npos)
@@ -299,8 +311,9 @@ TEST_F(SandboxHost, The65thTimerThrowsInThePluginAndTheHostNeverRefusesThePrelud
 TEST_F(SandboxHost, AnExceptionInATimerIsACrashAndTheNewInstanceStartsWithNoTimer) {
   auto id = load("dev.sandbox.timerthrow", "timers", "plugin.mjs");
   // A timer that would answer the call long after the crash: it goes with its instance.
-  host_->call(id, "test/after", json::object{{"ms", 300}, {"value", "old"}},
-              std::chrono::milliseconds(30000), [](Result<json::value>) {});
+  host_->call(
+      id, *rpc::Outgoing::request_value("test/after", json::object{{"ms", 300}, {"value", "old"}}),
+      std::chrono::milliseconds(30000), [](Result<host::Answer>) {});
   ASSERT_TRUE(call(id, "test/throwLater", json::object{}));
   run_until([&] { return status(id).crashes == 1; });
   EXPECT_TRUE(journal_has(id, "crashed: its instance crashed: Error: boom in a timer"));
@@ -314,7 +327,7 @@ TEST_F(SandboxHost, AnExceptionInATimerIsACrashAndTheNewInstanceStartsWithNoTime
 TEST_F(SandboxHost, ARunWasmPluginServesCallsFactsAndADecision) {
   auto id = load_wasm("dev.sandbox.wasm", "echo.wasm");
   for (int seq = 1; seq <= 2; ++seq)
-    ASSERT_TRUE(host_->publish(fact("agent.status", seq)));
+    ASSERT_TRUE(host_->publish(typed_fact("agent.status", seq)));
   auto echo = call(id, "test/echo", json::object{{"hello", "wasm"}});
   ASSERT_TRUE(echo) << echo.error().message;
   EXPECT_EQ(echo->at("echo"), (json::object{{"hello", "wasm"}}));
@@ -360,7 +373,7 @@ TEST_F(SandboxHost, AWasmTrapIsACrashAndANewInstanceIsMade) {
 
 TEST_F(SandboxHost, AWasmModuleThatTrapsAtOnceIsStoppedAfterFourCrashes) {
   auto id = load_wasm("dev.sandbox.wasmtrapped", "trap.wasm");
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_EQ(status(id).reason, "stopped after 4 crashes within 5 minutes");
   EXPECT_EQ(status(id).crashes, 4);
@@ -368,7 +381,7 @@ TEST_F(SandboxHost, AWasmModuleThatTrapsAtOnceIsStoppedAfterFourCrashes) {
 
 TEST_F(SandboxHost, AForbiddenWasmImportStopsItWithTheReasonAndNoRestart) {
   auto id = load_wasm("dev.sandbox.wasmimport", "forbidden_import.wasm");
-  ASSERT_TRUE(host_->publish(fact("agent.status", 1)));
+  ASSERT_TRUE(host_->publish(typed_fact("agent.status", 1)));
   wait_state(id, supervisor::State::stopped);
   EXPECT_EQ(status(id).reason,
             "its module imports (\"wasi_snapshot_preview1\", \"path_open\"), which the sandbox "

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "protocol/gen/methods.hpp"
+#include "runtime/program_session.hpp"
 #include "services/bind.hpp"
 
 namespace escouade::conformance {
@@ -75,13 +76,11 @@ PluginLink::PluginLink(asio::any_io_executor executor, runtime::ProgramFactory& 
       plugin_(std::move(plugin)),
       kind_(spec.kind),
       program_(programs.make(spec)) {
-  session_ = std::make_unique<rpc::Session>(
-      executor_,
-      [this](std::string line) {
-        outgoing(line);
-        if (program_) program_->write(std::move(line), proto::Delivery::kept);
-      },
-      [this](std::string_view sentence) { plugin_->journal->warn(sentence); });
+  // As the supervisor's: the bench sends what the host sends, the way the host sends it.
+  session_ = runtime::session_for(
+      program_.get(), executor_,
+      [this](std::string_view sentence) { plugin_->journal->warn(sentence); }, steady_clock(),
+      [this](std::string_view line) { outgoing(line); });
   session_->set_redactor([journal = plugin_->journal](std::string& text) { journal->mask(text); });
   run_ = std::make_unique<services::RunScope>(*session_);
   services::bind_services(*session_, *run_, services, plugin_);
@@ -140,11 +139,19 @@ void PluginLink::close() {
 asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
                                                    std::optional<json::value> params,
                                                    std::chrono::milliseconds timeout) {
-  co_return co_await session_->async_call(method, std::move(params), timeout, asio::use_awaitable);
+  auto message = rpc::Outgoing::request_value(method, params);
+  if (!message) {
+    rpc::CallOutcome refused;
+    refused.kind = rpc::CallOutcome::Kind::error;
+    refused.error = {static_cast<int>(proto::ErrorCode::internal), message.error().message,
+                     std::nullopt};
+    co_return refused;
+  }
+  co_return co_await session_->async_call(std::move(*message), timeout, asio::use_awaitable);
 }
 
 void PluginLink::notify(std::string_view method, std::optional<json::value> params) {
-  session_->notify(method, std::move(params));
+  if (auto message = rpc::Outgoing::notification_value(method, params)) session_->notify(*message);
 }
 
 void PluginLink::send_raw(std::string line) {

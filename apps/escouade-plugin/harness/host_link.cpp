@@ -3,7 +3,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <iostream>
 
+#include "protocol/gen/host_methods.hpp"
 #include "protocol/wire_error.hpp"
+#include "runtime/program_session.hpp"
 
 extern char** environ;
 
@@ -16,12 +18,6 @@ namespace {
 
 // The code of the answers the host did not give itself: the request failed on the way.
 constexpr int kRequestFailed = proto::wire_code(proto::ErrorCode::failed);
-
-std::string string_member(const json::value* params, std::string_view name) {
-  if (!params || !params->is_object()) return {};
-  const json::value* v = params->as_object().if_contains(name);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 }  // namespace
 
@@ -51,22 +47,20 @@ Result<void> HostLink::start(const std::filesystem::path& program,
   runtime::ProcessProgramFactory programs(io_.get_executor(), context_);
   program_ = programs.make(spec);
 
-  session_ = std::make_unique<rpc::Session>(
-      io_.get_executor(),
-      [this](std::string line) { program_->write(std::move(line), proto::Delivery::kept); },
-      [this](std::string_view sentence) {
+  session_ =
+      runtime::session_for(program_.get(), io_.get_executor(), [this](std::string_view sentence) {
         if (events_.stderr_line)
           events_.stderr_line("(from the harness) the host " + std::string(sentence));
       });
-  session_->handle_notification("host/statusChanged", [this](const json::value* params) {
-    StatusChange s{string_member(params, "id"), string_member(params, "state"),
-                   string_member(params, "reason")};
-    if (events_.status_changed) events_.status_changed(s);
-  });
+  session_->serve_notification<proto::host::method::HostStatusChanged>(
+      [this](const proto::host::StatusChange& change) {
+        StatusChange s{change.id, std::string(proto::host::to_string(change.state)),
+                       change.reason.value_or(std::string())};
+        if (events_.status_changed) events_.status_changed(s);
+      });
 
   runtime::ProgramEvents ev;
-  ev.output_line = [this](std::string_view line) { session_->feed_line(line); };
-  ev.output_too_long = [this](std::size_t limit) { session_->line_too_long(limit); };
+  runtime::feed_session(ev, *session_);
   ev.error_line = [this](std::string_view line) {
     if (events_.stderr_line) events_.stderr_line(line);
   };
@@ -81,10 +75,10 @@ Result<void> HostLink::start(const std::filesystem::path& program,
   return {};
 }
 
-asio::awaitable<HostAnswer> HostLink::call(std::string method, json::value params,
-                                           std::chrono::milliseconds limit) {
+asio::awaitable<HostAnswer> HostLink::call(rpc::Outgoing request, std::chrono::milliseconds limit) {
+  const std::string method(request.method());
   rpc::CallOutcome outcome =
-      co_await session_->async_call(method, std::move(params), limit, asio::use_awaitable);
+      co_await session_->async_call(std::move(request), limit, asio::use_awaitable);
   HostAnswer a;
   switch (outcome.kind) {
     case rpc::CallOutcome::Kind::result:

@@ -71,8 +71,7 @@ class HostLink {
 
   // Calls a host/* method; completes with its answer, or with an error when no answer came
   // within `limit` or the host ended first.
-  boost::asio::awaitable<HostAnswer> call(std::string method, boost::json::value params,
-                                          std::chrono::milliseconds limit);
+  boost::asio::awaitable<HostAnswer> call(rpc::Outgoing request, std::chrono::milliseconds limit);
   // The same with the method's generated types (schema/host-protocol-1.json). A result that
   // does not hold to the schema is an error that says so.
   template <class M>
@@ -103,9 +102,13 @@ boost::asio::awaitable<TypedAnswer<typename M::Result>> HostLink::call(
     const typename M::Params& params, std::chrono::milliseconds limit) {
   using proto::read_value;  // and, by ADL, the host protocol's
   TypedAnswer<typename M::Result> typed;
-  std::string method(M::kName);
-  boost::json::value encoded = boost::json::value_from(params);
-  typed.answer = co_await call(std::move(method), std::move(encoded), limit);
+  auto request = rpc::Outgoing::request<M>(params);
+  if (!request) {
+    typed.answer.error_code = proto::wire_code(proto::ErrorCode::internal);
+    typed.answer.error_message = request.error().message;
+    co_return typed;
+  }
+  typed.answer = co_await call(std::move(*request), limit);
   proto::ReadContext ctx;
   if (typed.ok() && !read_value(typed.answer.result, typed.result, ctx)) {
     typed.answer.error_code = proto::wire_code(proto::ErrorCode::failed);
