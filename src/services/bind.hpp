@@ -1,10 +1,13 @@
 #pragma once
 
-// Binds what the host serves a plugin to one of its rpc sessions: secrets/get, settings/get,
-// files/read and the log notification; timer/set and timer/cancel for a sandboxed plugin (run.js,
-// run.wasm) only. Any other method of the plugin's answers -32601.
+// Binds what the host serves a plugin to one of its rpc sessions, by a table of the families of
+// methods and the kinds of run each is served to (bind.cpp): secrets/get, settings/get,
+// files/read and the log notification to every plugin; timer/set and timer/cancel to a
+// sandboxed plugin (run.js, run.wasm) only. Any other method of the plugin's answers -32601.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "rpc/session.hpp"
 #include "services/context.hpp"
@@ -18,5 +21,9 @@ namespace escouade::services {
 // sandboxed plugins (timer/*, net/*, ws/*, proc/*) do: timer/set does today.
 void bind_services(rpc::Session& session, RunScope& run, const ServiceContext& ctx,
                    std::shared_ptr<ServedPlugin> plugin);
+
+// The families of methods a plugin of `kind` is served ("secrets", "timer"...), in the order
+// they are bound: none for a plugin with nothing to run.
+std::vector<std::string> service_families(manifest::RunKind kind);
 
 }  // namespace escouade::services

@@ -1,9 +1,16 @@
 #include "services/files.hpp"
 
+#include <boost/json/string.hpp>
+
 #include "base/quote.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/gen/methods.hpp"
+#include "rpc/session.hpp"
+#include "services/context.hpp"
 
 namespace escouade::services {
+
+namespace json = boost::json;
 
 namespace {
 
@@ -26,6 +33,26 @@ Result<std::string> read_own_file(const OwnFolder& folder, std::string_view path
   return Error{text.error().code, "files/read " + quote_name(path, kQuotedPathBytes) + ": " +
                                       std::string(verdict(text.error().code)) + ": " +
                                       text.error().message};
+}
+
+void serve_files(rpc::Session& session, const FilesContext& ctx,
+                 const std::shared_ptr<ServedPlugin>& plugin) {
+  session.serve<proto::method::FilesRead>(
+      [ctx, plugin](const proto::FilesReadParams& p, rpc::Reply r) {
+        ctx.workers->run(
+            plugin->manifest.id,
+            [folder = plugin->folder, path = p.path] { return read_own_file(*folder, path); },
+            [plugin, path = p.path, reply = std::move(r)](Result<std::string> text) mutable {
+              if (!text) {
+                plugin->journal->warn(text.error().message);
+                reply.error(text.error());
+                return;
+              }
+              plugin->journal->debug("files/read " + quote_name(path) + ": " +
+                                     std::to_string(text->size()) + " bytes");
+              reply.result(json::string(std::move(*text)));
+            });
+      });
 }
 
 }  // namespace escouade::services

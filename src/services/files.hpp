@@ -4,13 +4,21 @@
 // read by runtime::OwnFolder (runtime/own_folder.hpp), which judges the path, opens the file
 // beneath the folder and checks what it opened. docs/files.md gives each rule and its reason.
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/result.hpp"
 #include "runtime/own_folder.hpp"
 
+namespace escouade::rpc {
+class Session;
+}
+
 namespace escouade::services {
+
+struct FilesContext;
+struct ServedPlugin;
 
 using runtime::kMaxOwnFileBytes;
 using runtime::OwnFolder;
@@ -24,5 +32,9 @@ using runtime::OwnFolder;
 Result<std::string> read_own_file(
     const OwnFolder& folder, std::string_view path,
     platform::BeneathResolver resolver = platform::BeneathResolver::automatic);
+
+// Binds files/read on a session of `plugin`'s: read on the workers, each refusal journaled.
+void serve_files(rpc::Session& session, const FilesContext& ctx,
+                 const std::shared_ptr<ServedPlugin>& plugin);
 
 }  // namespace escouade::services

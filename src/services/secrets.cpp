@@ -8,6 +8,8 @@
 #include "platform/keychain.hpp"
 #include "policy/secret_keys.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/gen/methods.hpp"
+#include "rpc/session.hpp"
 
 namespace escouade::services {
 
@@ -130,6 +132,22 @@ void delete_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin
       ctx, plugin, key, "secret deleted",
       [](platform::Keychain& k, const std::string& name) { return k.remove(name); },
       std::move(done));
+}
+
+void serve_secrets(rpc::Session& session, RunScope& run, const SecretsContext& ctx,
+                   const std::shared_ptr<ServedPlugin>& plugin) {
+  // `run` outlives every call its session dispatches: the session is closed before it goes.
+  session.serve<proto::method::SecretsGet>([ctx, plugin, run = &run](
+                                               const proto::SecretsGetParams& p, rpc::Reply r) {
+    if (!run->ready()) {
+      const std::string sentence =
+          "secrets/get " + quote_name(p.key) + ": refused: asked before initialize was answered";
+      plugin->journal->warn(sentence);
+      r.error(proto::ErrorCode::refused, sentence);
+      return;
+    }
+    get_secret(ctx, plugin, p.key, std::move(r));
+  });
 }
 
 }  // namespace escouade::services

@@ -13,6 +13,7 @@
 #include "base/result.hpp"
 #include "rpc/reply.hpp"
 #include "services/context.hpp"
+#include "services/run_scope.hpp"
 
 namespace escouade::services {
 
@@ -25,6 +26,11 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key);
 // journal notes every key asked for, never a value. Call on the host's thread.
 void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
                 const std::string& key, rpc::Reply reply);
+
+// Binds secrets/get on a session of `plugin`'s: refused (-32003) before the plugin answered
+// initialize (RunScope::ready), then get_secret.
+void serve_secrets(rpc::Session& session, RunScope& run, const SecretsContext& ctx,
+                   const std::shared_ptr<ServedPlugin>& plugin);
 
 using SecretDone = std::function<void(Result<void>)>;
 

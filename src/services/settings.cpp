@@ -17,7 +17,12 @@
 #include <variant>
 
 #include "base/os_message.hpp"
+#include "base/quote.hpp"
+#include "base/workers.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/gen/methods.hpp"
+#include "rpc/session.hpp"
+#include "services/context.hpp"
 #include "services/project_file.hpp"
 #include "services/setting_value.hpp"
 
@@ -333,6 +338,34 @@ ResolvedSettings resolve_settings(const Manifest& m, const SettingsStore& store,
     out.values[value.name] = std::move(*typed);
   }
   return out;
+}
+
+void serve_settings(rpc::Session& session, const SettingsContext& ctx,
+                    const std::shared_ptr<ServedPlugin>& plugin) {
+  session.serve<proto::method::SettingsGet>(
+      [ctx, plugin](const proto::SettingsGetParams& p, rpc::Reply r) {
+        std::optional<std::filesystem::path> folder;
+        if (p.project) {
+          auto it = plugin->project_folders.find(*p.project);
+          if (it == plugin->project_folders.end()) {
+            // Nothing of a project it is not on for reaches it: the user's values alone.
+            plugin->journal->warn("settings/get: it is not on for project " +
+                                  quote_name(*p.project) + "; the user's values answer alone");
+          } else if (!it->second.empty()) {
+            folder = it->second;
+          }
+        }
+        ctx.workers->run(
+            plugin->manifest.id,
+            [manifest = plugin->manifest, store = ctx.store, folder] {
+              return resolve_settings(manifest, *store, folder ? &*folder : nullptr);
+            },
+            [plugin, reply = std::move(r)](ResolvedSettings got) mutable {
+              for (const auto& problem : got.problems)
+                plugin->journal->warn("settings/get: " + problem);
+              reply.result(std::move(got.values));
+            });
+      });
 }
 
 }  // namespace escouade::services

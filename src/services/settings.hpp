@@ -9,6 +9,7 @@
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -17,7 +18,14 @@
 #include "base/result.hpp"
 #include "manifest/manifest.hpp"
 
+namespace escouade::rpc {
+class Session;
+}
+
 namespace escouade::services {
+
+struct ServedPlugin;
+struct SettingsContext;
 
 // A store file larger than this is reported as corrupt; a set that would make it larger is
 // refused.
@@ -73,5 +81,10 @@ class SettingsStore {
 // Thread-safe, blocking.
 ResolvedSettings resolve_settings(const manifest::Manifest& m, const SettingsStore& store,
                                   const std::filesystem::path* project_folder);
+
+// Binds settings/get on a session of `plugin`'s: resolved on the workers; a project it is not on
+// for gets the user's values alone, and the journal says so.
+void serve_settings(rpc::Session& session, const SettingsContext& ctx,
+                    const std::shared_ptr<ServedPlugin>& plugin);
 
 }  // namespace escouade::services
