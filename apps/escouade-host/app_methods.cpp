@@ -17,17 +17,13 @@ namespace {
 
 constexpr std::size_t kJournalLines = 500;  // the Journal tab's, and the most host/journal gives
 
-void answer(rpc::Reply& reply, const Result<void>& r) {
+template <class M>
+void answer(rpc::Reply<M>& reply, const Result<void>& r) {
   if (r) {
     reply.result(nullptr);
   } else {
     reply.error(r.error());
   }
-}
-
-template <class T>
-void answer_with(rpc::Reply& reply, const T& result) {
-  reply.result(json::value_from(result));
 }
 
 hp::PluginState state_of(supervisor::State s) {
@@ -63,7 +59,7 @@ hp::PluginStatus plugin_status(const supervisor::Status& s) {
   return out;
 }
 
-void load(host::Host& host, const hp::LoadParams& p, rpc::Reply reply) {
+void load(host::Host& host, const hp::LoadParams& p, rpc::Reply<method::HostLoad> reply) {
   auto loaded = host.load(p.folder);
   if (!loaded) return reply.error(loaded.error());
   hp::Loaded out;
@@ -73,29 +69,29 @@ void load(host::Host& host, const hp::LoadParams& p, rpc::Reply reply) {
   out.activation = loaded->activation;
   out.runs_as = loaded->runs_as;
   out.asks = loaded->asks;
-  answer_with(reply, out);
+  reply.result(out);
 }
 
-void enable(host::Host& host, const hp::EnableParams& p, rpc::Reply reply) {
+void enable(host::Host& host, const hp::EnableParams& p, rpc::Reply<method::HostEnable> reply) {
   answer(reply, host.enable(p.id, project_of(p.project)));
 }
 
-void disable(host::Host& host, const hp::DisableParams& p, rpc::Reply reply) {
+void disable(host::Host& host, const hp::DisableParams& p, rpc::Reply<method::HostDisable> reply) {
   const std::string* id = std::get_if<std::string>(&p.project);
   answer(reply, host.disable(p.id, id ? *id : std::get<hp::HostProject>(p.project).id));
 }
 
-void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply reply) {
+void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply<method::HostPublish> reply) {
   auto delivered = host.publish(p.fact);
   if (!delivered) {
     return reply.error(Error{delivered.error().code, "params." + delivered.error().message});
   }
-  answer_with(reply, hp::Published{*delivered});
+  reply.result(hp::Published{*delivered});
 }
 
 // `payload`: params.params as the line gave it (AppServer::take_payload), else nullopt.
 void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payload,
-          rpc::Reply reply) {
+          rpc::Reply<method::HostCall> reply) {
   std::optional<std::chrono::milliseconds> timeout;
   if (p.timeout_ms) {
     if (*p.timeout_ms <= 0) {
@@ -114,7 +110,7 @@ void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payloa
     return reply.error(proto::ErrorCode::invalid_params,
                        "params.params: " + request.error().message);
   }
-  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  auto shared = std::make_shared<decltype(reply)>(std::move(reply));
   host.call(p.id, std::move(*request), timeout, [shared](Result<host::Answer> r) {
     if (r) {
       shared->result_text(std::move(r->text));
@@ -124,45 +120,48 @@ void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payloa
   });
 }
 
-void decide(host::Host& host, const proto::DecideParams& p, rpc::Reply reply) {
-  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+void decide(host::Host& host, const proto::DecideParams& p, rpc::Reply<method::HostDecide> reply) {
+  auto shared = std::make_shared<decltype(reply)>(std::move(reply));
   host.decide(p, [shared](Result<policy::Verdict> v) {
     if (v) {
-      answer_with(*shared, decision_of(*v));
+      shared->result(decision_of(*v));
     } else {
       shared->error(v.error());
     }
   });
 }
 
-void set_secret(host::Host& host, const hp::SecretSetParams& p, rpc::Reply reply) {
-  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+void set_secret(host::Host& host, const hp::SecretSetParams& p,
+                rpc::Reply<method::HostSecretsSet> reply) {
+  auto shared = std::make_shared<decltype(reply)>(std::move(reply));
   host.set_secret(p.id, p.key, p.value, [shared](Result<void> r) { answer(*shared, r); });
 }
 
-void delete_secret(host::Host& host, const hp::SecretParams& p, rpc::Reply reply) {
-  auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+void delete_secret(host::Host& host, const hp::SecretParams& p,
+                   rpc::Reply<method::HostSecretsDelete> reply) {
+  auto shared = std::make_shared<decltype(reply)>(std::move(reply));
   host.delete_secret(p.id, p.key, [shared](Result<void> r) { answer(*shared, r); });
 }
 
-void set_settings(host::Host& host, const hp::SettingsSetParams& p, rpc::Reply reply) {
+void set_settings(host::Host& host, const hp::SettingsSetParams& p,
+                  rpc::Reply<method::HostSettingsSet> reply) {
   answer(reply, host.set_settings(p.id, p.values));
 }
 
-void restart(host::Host& host, const hp::PluginRef& p, rpc::Reply reply) {
+void restart(host::Host& host, const hp::PluginRef& p, rpc::Reply<method::HostRestart> reply) {
   answer(reply, host.restart(p.id));
 }
 
-void status(host::Host& host, const hp::StatusParams& p, rpc::Reply reply) {
+void status(host::Host& host, const hp::StatusParams& p, rpc::Reply<method::HostStatus> reply) {
   auto all = host.status(p.id ? std::optional<std::string_view>(*p.id) : std::nullopt);
   if (!all) return reply.error(all.error());
   std::vector<hp::PluginStatus> out;
   for (const auto& s : *all)
     out.push_back(plugin_status(s));
-  answer_with(reply, out);
+  reply.result(out);
 }
 
-void journal(host::Host& host, const hp::JournalParams& p, rpc::Reply reply) {
+void journal(host::Host& host, const hp::JournalParams& p, rpc::Reply<method::HostJournal> reply) {
   std::size_t lines = kJournalLines;
   if (p.lines) {
     if (*p.lines <= 0)
@@ -171,7 +170,7 @@ void journal(host::Host& host, const hp::JournalParams& p, rpc::Reply reply) {
   }
   auto tail = host.journal(p.id, std::min(lines, kJournalLines));
   if (!tail) return reply.error(tail.error());
-  answer_with(reply, hp::JournalLines{*tail});
+  reply.result(hp::JournalLines{*tail});
 }
 
 }  // namespace
@@ -180,15 +179,16 @@ void AppServer::bind(host::Host& h) {
   host_ = &h;
   const auto on = [&h](auto f) {
     // The params are the handler's to take (host/call moves its payload on, never copies it).
-    return [&h, f](auto& params, rpc::Reply reply) { f(h, params, std::move(reply)); };
+    return [&h, f](auto& params, auto reply) { f(h, params, std::move(reply)); };
   };
   session_.serve<method::HostLoad>(on(load));
   session_.serve<method::HostEnable>(on(enable));
   session_.serve<method::HostDisable>(on(disable));
   session_.serve<method::HostPublish>(on(publish));
-  session_.serve<method::HostCall>([this, &h](hp::CallParams& params, rpc::Reply reply) {
-    call(h, params, take_payload(), std::move(reply));
-  });
+  session_.serve<method::HostCall>(
+      [this, &h](hp::CallParams& params, rpc::Reply<method::HostCall> reply) {
+        call(h, params, take_payload(), std::move(reply));
+      });
   session_.serve<method::HostDecide>(on(decide));
   session_.serve<method::HostSecretsSet>(on(set_secret));
   session_.serve<method::HostSecretsDelete>(on(delete_secret));
@@ -196,8 +196,8 @@ void AppServer::bind(host::Host& h) {
   session_.serve<method::HostRestart>(on(restart));
   session_.serve<method::HostStatus>(on(status));
   session_.serve<method::HostJournal>(on(journal));
-  session_.serve<method::HostShutdown>([this](const auto&, rpc::Reply reply) {
-    auto shared = std::make_shared<rpc::Reply>(std::move(reply));
+  session_.serve<method::HostShutdown>([this](const auto&, rpc::Reply<method::HostShutdown> reply) {
+    auto shared = std::make_shared<decltype(reply)>(std::move(reply));
     closing_ = true;
     host_->shutdown([this, shared] {
       shared->result(nullptr);

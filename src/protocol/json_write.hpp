@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -39,6 +40,16 @@ void write_json(std::string& out, std::nullptr_t);
 void write_json_key(std::string& out, std::string_view key);
 
 // Templates in an order that lets each hold the ones before it (a map of scalars).
+// An optional value: null when it holds none (a result that may be null: secrets/get's).
+template <class T>
+void write_json(std::string& out, const std::optional<T>& v) {
+  if (v) {
+    write_json(out, *v);
+  } else {
+    out += "null";
+  }
+}
+
 template <class... Ts>
 void write_json(std::string& out, const std::variant<Ts...>& v) {
   std::visit([&](const auto& alternative) { write_json(out, alternative); }, v);

@@ -3,20 +3,31 @@
 // The answer owed to one incoming request. Move-only: it answers exactly once. A Reply dropped
 // without answering sends internal (-32603) and reports it, so the peer never waits forever;
 // answering twice is a bug and the second answer is refused.
+//
+// Reply<M> is the answer to a request of the protocol's method M (what Session::serve<M> gives
+// its handler): its result is an M::Result, written by the generated writer. Reply<> is the
+// answer to a request bound by name (Session::handle): its result is any JSON value.
 
 #include <boost/json/value.hpp>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "base/result.hpp"
 #include "protocol/gen/errors.hpp"
+#include "protocol/json_write.hpp"
 #include "protocol/message.hpp"
 
 namespace escouade::rpc {
 
 class ReplySink;
 
-class Reply {
+template <class M = void>
+class Reply;
+
+template <>
+class Reply<void> {
  public:
   Reply() = default;
   Reply(std::shared_ptr<ReplySink> sink, boost::json::value id, std::string method);
@@ -43,6 +54,33 @@ class Reply {
   std::shared_ptr<ReplySink> sink_;
   boost::json::value id_;
   std::string method_;
+};
+
+template <class M>
+class Reply {
+ public:
+  explicit Reply(Reply<> reply) : reply_(std::move(reply)) {}
+
+  void result(const typename M::Result& value) {
+    std::string json;
+    json.reserve(64);
+    using proto::write_json;  // and, by ADL, that of M's own namespace
+    write_json(json, value);
+    reply_.result_text(std::move(json));
+  }
+  // A free-form result (M::Result is a JSON value: host/call's), given as the checked JSON text
+  // it came as (rpc::ResultForm::text).
+  void result_text(
+      std::string json) requires std::is_same_v<typename M::Result, boost::json::value> {
+    reply_.result_text(std::move(json));
+  }
+  void error(proto::ErrorCode code, std::string message) { reply_.error(code, std::move(message)); }
+  void error(const Error& e) { reply_.error(e); }
+  bool pending() const noexcept { return reply_.pending(); }
+  const std::string& method() const noexcept { return reply_.method(); }
+
+ private:
+  Reply<> reply_;
 };
 
 // Where answers go: the session sends a single answer at once, and holds a batch's answers

@@ -253,7 +253,7 @@ void Session::dispatch(Message&& m, const std::shared_ptr<LineSink>& batch) {
   std::shared_ptr<ReplySink> sink = batch;
   if (!sink) sink = std::make_shared<LineSink>(core_, false, 1);
   ++core_->in_flight;
-  Reply reply(std::move(sink), std::move(m.id), m.method);
+  Reply<> reply(std::move(sink), std::move(m.id), m.method);
   if (core_->in_flight > max_in_flight_) {
     // What the host holds for one peer is bounded: its calls wait on workers, and their
     // answers in its input.

@@ -66,7 +66,7 @@ class Session {
   using Report = std::function<void(std::string_view sentence)>;
   // `params` (null when left out) points into the message being dispatched, which nothing
   // reads after its handler: serve() moves its free-form members out (ReadContext::take_values).
-  using RequestHandler = std::function<void(const boost::json::value* params, Reply reply)>;
+  using RequestHandler = std::function<void(const boost::json::value* params, Reply<> reply)>;
   using NotificationHandler = std::function<void(const boost::json::value* params)>;
 
   // Its deadlines are kept by `clock` (base/clock.hpp), which outlives the session.
@@ -99,7 +99,7 @@ class Session {
   // M::Params are answered invalidParams naming the field, and the handler is not called.
   // Params left out (JSON-RPC allows it) read as an empty object: fine for a method whose
   // params are all optional (settings/get), a missing field for the others.
-  // F: void(const typename M::Params&, Reply)
+  // F: void(const typename M::Params&, Reply<M>)
   template <class M, class F>
   void serve(F f);
   // F: void(const typename M::Params&)
@@ -203,7 +203,7 @@ class Session {
 template <class M, class F>
 void Session::serve(F f) {
   handle(std::string(M::kName),
-         [f = std::move(f)](const boost::json::value* params, Reply reply) mutable {
+         [f = std::move(f)](const boost::json::value* params, Reply<> reply) mutable {
            // Params left out: null for a method whose params are null (shutdown), else {}.
            static const boost::json::value kNone =
                std::is_same_v<typename M::Params, std::nullptr_t> ? boost::json::value(nullptr)
@@ -218,7 +218,7 @@ void Session::serve(F f) {
              reply.error(proto::ErrorCode::invalid_params, ctx.message("params"));
              return;
            }
-           f(p, std::move(reply));
+           f(p, Reply<M>(std::move(reply)));
          });
 }
 

@@ -105,7 +105,7 @@ TEST_F(SessionTest, EachNotificationGoesTheWayItsMethodSays) {
 }
 
 TEST_F(SessionTest, RequestIsAnsweredWithItsIdAndType) {
-  session().handle("echo", [](const json::value* params, Reply reply) {
+  session().handle("echo", [](const json::value* params, Reply<> reply) {
     reply.result(params ? *params : json::value(nullptr));
   });
   session().feed_line(R"({"jsonrpc":"2.0","id":"a7","method":"echo","params":{"x":1}})");
@@ -133,7 +133,7 @@ TEST_F(SessionTest, UnservedNotificationIsReportedNotAnswered) {
 }
 
 TEST_F(SessionTest, ReplyDroppedUnansweredSendsInternal) {
-  session().handle("forgetful", [](const json::value*, Reply) {});
+  session().handle("forgetful", [](const json::value*, Reply<>) {});
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"forgetful"})");
   auto v = only_line();
   EXPECT_EQ(v.at("error").at("code"), json::value(-32603));
@@ -141,7 +141,7 @@ TEST_F(SessionTest, ReplyDroppedUnansweredSendsInternal) {
 }
 
 TEST_F(SessionTest, SecondAnswerIsIgnored) {
-  session().handle("twice", [](const json::value*, Reply reply) {
+  session().handle("twice", [](const json::value*, Reply<> reply) {
     reply.result(1);
     reply.result(2);
     reply.error(proto::ErrorCode::failed, "no");
@@ -154,9 +154,9 @@ TEST_F(SessionTest, SecondAnswerIsIgnored) {
 // the journal hears of it twice per episode, not once per call.
 TEST_F(SessionTest, CallsPastTheLimitInFlightAreRefusedAndCountedNotJournaledEach) {
   session().set_max_in_flight(2);
-  std::vector<Reply> held;
+  std::vector<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.push_back(std::move(reply)); });
+                   [&](const json::value*, Reply<> reply) { held.push_back(std::move(reply)); });
   for (int i = 1; i <= 6; ++i) {
     session().feed_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"hold"})");
   }
@@ -186,8 +186,8 @@ TEST_F(SessionTest, CallsPastTheLimitInFlightAreRefusedAndCountedNotJournaledEac
 }
 
 TEST_F(SessionTest, AnswerMayComeLater) {
-  session().handle("slow", [this](const json::value*, Reply reply) {
-    asio::post(io_, [r = std::make_shared<Reply>(std::move(reply))] { r->result("done"); });
+  session().handle("slow", [this](const json::value*, Reply<> reply) {
+    asio::post(io_, [r = std::make_shared<Reply<>>(std::move(reply))] { r->result("done"); });
   });
   session().feed_line(R"({"jsonrpc":"2.0","id":9,"method":"slow"})");
   EXPECT_TRUE(lines_.empty());
@@ -196,10 +196,10 @@ TEST_F(SessionTest, AnswerMayComeLater) {
 }
 
 TEST_F(SessionTest, BatchIsAnsweredByOneBatchOnceEveryAnswerIsIn) {
-  std::vector<Reply> held;
+  std::vector<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.push_back(std::move(reply)); });
-  session().handle("now", [](const json::value*, Reply reply) { reply.result("now"); });
+                   [&](const json::value*, Reply<> reply) { held.push_back(std::move(reply)); });
+  session().handle("now", [](const json::value*, Reply<> reply) { reply.result("now"); });
   session().handle_notification("note", [](const json::value*) {});
   session().feed_line(
       R"([{"jsonrpc":"2.0","id":1,"method":"hold"},{"jsonrpc":"2.0","method":"note"},)"
@@ -374,9 +374,9 @@ TEST_F(SessionTest, CloseCompletesCallsInFlightAndStopsEverything) {
 }
 
 TEST_F(SessionTest, ReplyOutlivingItsSessionIsHarmless) {
-  std::optional<Reply> held;
+  std::optional<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+                   [&](const json::value*, Reply<> reply) { held.emplace(std::move(reply)); });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
   session_.reset();
   held->result(1);
@@ -387,9 +387,9 @@ TEST_F(SessionTest, ReplyOutlivingItsSessionIsHarmless) {
 // the session's owner are gone is dropped later, by whoever destroys the queue. Its report
 // would reach into the dead owner; it must reach nothing.
 TEST_F(SessionTest, ReplyDroppedAfterItsSessionReportsNothing) {
-  std::optional<Reply> held;
+  std::optional<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+                   [&](const json::value*, Reply<> reply) { held.emplace(std::move(reply)); });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
   const std::size_t reports_before = reports_.size();
   session_.reset();
@@ -399,9 +399,9 @@ TEST_F(SessionTest, ReplyDroppedAfterItsSessionReportsNothing) {
 }
 
 TEST_F(SessionTest, ReplyDroppedAfterCloseReportsNothing) {
-  std::optional<Reply> held;
+  std::optional<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+                   [&](const json::value*, Reply<> reply) { held.emplace(std::move(reply)); });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
   const std::size_t reports_before = reports_.size();
   session().close();
@@ -411,9 +411,9 @@ TEST_F(SessionTest, ReplyDroppedAfterCloseReportsNothing) {
 }
 
 TEST_F(SessionTest, ReplyDroppedWhileOpenIsStillReported) {
-  std::optional<Reply> held;
+  std::optional<Reply<>> held;
   session().handle("hold",
-                   [&](const json::value*, Reply reply) { held.emplace(std::move(reply)); });
+                   [&](const json::value*, Reply<> reply) { held.emplace(std::move(reply)); });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"hold"})");
   held.reset();
   EXPECT_TRUE(reported("hold: the handler gave no answer; answered -32603"));
@@ -422,10 +422,11 @@ TEST_F(SessionTest, ReplyDroppedWhileOpenIsStillReported) {
 
 TEST_F(SessionTest, TypedHandlerChecksParamsAgainstTheSchema) {
   std::vector<std::string> keys;
-  session().serve<proto::method::SecretsGet>([&](const proto::SecretsGetParams& p, Reply reply) {
-    keys.push_back(p.key);
-    reply.result(nullptr);
-  });
+  session().serve<proto::method::SecretsGet>(
+      [&](const proto::SecretsGetParams& p, Reply<proto::method::SecretsGet> reply) {
+        keys.push_back(p.key);
+        reply.result(std::nullopt);
+      });
   session().feed_line(
       R"({"jsonrpc":"2.0","id":1,"method":"secrets/get","params":{"key":"token"}})");
   EXPECT_TRUE(only_line().at("result").is_null());
@@ -451,7 +452,7 @@ TEST_F(SessionTest, TypedNotificationWithBadParamsIsReported) {
 }
 
 TEST_F(SessionTest, AnswerThatIsNotUtf8BecomesInternal) {
-  session().handle("bytes", [](const json::value*, Reply reply) { reply.result("\xC3"); });
+  session().handle("bytes", [](const json::value*, Reply<> reply) { reply.result("\xC3"); });
   session().feed_line(R"({"jsonrpc":"2.0","id":1,"method":"bytes"})");
   EXPECT_EQ(only_line().at("error").at("code"), json::value(-32603));
 }

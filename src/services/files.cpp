@@ -38,7 +38,7 @@ Result<std::string> read_own_file(const OwnFolder& folder, std::string_view path
 void serve_files(rpc::Session& session, const FilesContext& ctx,
                  const std::shared_ptr<ServedPlugin>& plugin) {
   session.serve<proto::method::FilesRead>(
-      [ctx, plugin](const proto::FilesReadParams& p, rpc::Reply r) {
+      [ctx, plugin](const proto::FilesReadParams& p, rpc::Reply<proto::method::FilesRead> r) {
         ctx.workers->run(
             plugin->manifest.id,
             [folder = plugin->folder, path = p.path] { return read_own_file(*folder, path); },
@@ -50,7 +50,7 @@ void serve_files(rpc::Session& session, const FilesContext& ctx,
               }
               plugin->journal->debug("files/read " + quote_name(path) + ": " +
                                      std::to_string(text->size()) + " bytes");
-              reply.result(json::string(std::move(*text)));
+              reply.result(*text);
             });
       });
 }

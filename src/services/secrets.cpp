@@ -72,7 +72,7 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key) {
 }
 
 void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
-                const std::string& key, rpc::Reply reply) {
+                const std::string& key, rpc::Reply<proto::method::SecretsGet> reply) {
   const std::string what = "secrets/get " + quote_name(key);
   if (auto problem = policy::secret_key_form_problem(key)) {
     const std::string sentence = what + ": invalid params: " + *problem;
@@ -106,13 +106,13 @@ void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& 
         }
         if (!*got) {
           plugin->journal->info(what + ": none is kept");
-          reply.result(nullptr);
+          reply.result(std::nullopt);
           return;
         }
         // Masked from now on, before anything the plugin does with it can reach the journal.
         plugin->masker->add(**got);
         plugin->journal->info(what + ": given");
-        reply.result(json::string(**got));
+        reply.result(**got);
       });
 }
 
@@ -138,7 +138,8 @@ void serve_secrets(rpc::Session& session, RunScope& run, const SecretsContext& c
                    const std::shared_ptr<ServedPlugin>& plugin) {
   // `run` outlives every call its session dispatches: the session is closed before it goes.
   session.serve<proto::method::SecretsGet>([ctx, plugin, run = &run](
-                                               const proto::SecretsGetParams& p, rpc::Reply r) {
+                                               const proto::SecretsGetParams& p,
+                                               rpc::Reply<proto::method::SecretsGet> r) {
     if (!run->ready()) {
       const std::string sentence =
           "secrets/get " + quote_name(p.key) + ": refused: asked before initialize was answered";

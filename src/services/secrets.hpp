@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
+#include "protocol/gen/methods.hpp"
 #include "rpc/reply.hpp"
 #include "services/context.hpp"
 #include "services/run_scope.hpp"
@@ -25,7 +26,7 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key);
 // no secret is kept, else the secret, which its masker learns before the answer leaves. The
 // journal notes every key asked for, never a value. Call on the host's thread.
 void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
-                const std::string& key, rpc::Reply reply);
+                const std::string& key, rpc::Reply<proto::method::SecretsGet> reply);
 
 // Binds secrets/get on a session of `plugin`'s: refused (-32003) before the plugin answered
 // initialize (RunScope::ready), then get_secret.

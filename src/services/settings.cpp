@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <system_error>
 #include <utility>
 #include <variant>
@@ -340,10 +341,34 @@ ResolvedSettings resolve_settings(const Manifest& m, const SettingsStore& store,
   return out;
 }
 
+namespace {
+
+// The values resolved, as settings/get's result: each a string, an integer, a number or a
+// boolean, the only kinds of setting a manifest declares (resolve_settings types each by it).
+std::map<std::string, proto::Scalar> scalars_of(const json::object& values) {
+  std::map<std::string, proto::Scalar> out;
+  for (const auto& [key, v] : values) {
+    if (v.is_string()) {
+      out.emplace(key, std::string(v.get_string()));
+    } else if (v.is_int64()) {
+      out.emplace(key, v.get_int64());
+    } else if (v.is_uint64()) {
+      out.emplace(key, static_cast<double>(v.get_uint64()));
+    } else if (v.is_double()) {
+      out.emplace(key, v.get_double());
+    } else if (v.is_bool()) {
+      out.emplace(key, v.get_bool());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void serve_settings(rpc::Session& session, const SettingsContext& ctx,
                     const std::shared_ptr<ServedPlugin>& plugin) {
   session.serve<proto::method::SettingsGet>(
-      [ctx, plugin](const proto::SettingsGetParams& p, rpc::Reply r) {
+      [ctx, plugin](const proto::SettingsGetParams& p, rpc::Reply<proto::method::SettingsGet> r) {
         std::optional<std::filesystem::path> folder;
         if (p.project) {
           auto it = plugin->project_folders.find(*p.project);
@@ -363,7 +388,7 @@ void serve_settings(rpc::Session& session, const SettingsContext& ctx,
             [plugin, reply = std::move(r)](ResolvedSettings got) mutable {
               for (const auto& problem : got.problems)
                 plugin->journal->warn("settings/get: " + problem);
-              reply.result(std::move(got.values));
+              reply.result(scalars_of(got.values));
             });
       });
 }

@@ -32,7 +32,7 @@ class RunTimers {
   RunTimers(const RunTimers&) = delete;
   RunTimers& operator=(const RunTimers&) = delete;
 
-  void set(const proto::TimerSetParams& p, rpc::Reply reply) {
+  void set(const proto::TimerSetParams& p, rpc::Reply<method::TimerSet> reply) {
     if (!std::isfinite(p.ms) || p.ms > kTimerMaxMs) {
       reply.error(proto::ErrorCode::invalid_params,
                   "params.ms: a delay of at most 2147483647 ms (24.8 days)");
@@ -57,7 +57,7 @@ class RunTimers {
     t.wait_until(ctx_.clock->now() + delay, lifeline_.guard([this, id](bool fired) {
       if (fired) this->fired(id);
     }));
-    reply.result(json::value_from(proto::TimerSetResult{id}));
+    reply.result(proto::TimerSetResult{id});
   }
 
   void cancel(const proto::TimerParams& p) {
@@ -97,7 +97,9 @@ void serve_timers(rpc::Session& session, RunScope& run, const TimersContext& ctx
   RunTimers& timers = run.hold(std::make_unique<RunTimers>(ctx, run.channel(), plugin->journal));
   // `timers` lives as long as `run`, which outlives every call its session dispatches.
   session.serve<method::TimerSet>(
-      [t = &timers](const proto::TimerSetParams& p, rpc::Reply r) { t->set(p, std::move(r)); });
+      [t = &timers](const proto::TimerSetParams& p, rpc::Reply<method::TimerSet> r) {
+        t->set(p, std::move(r));
+      });
   session.serve_notification<method::TimerCancel>(
       [t = &timers](const proto::TimerParams& p) { t->cancel(p); });
 }
