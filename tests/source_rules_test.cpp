@@ -122,30 +122,48 @@ std::vector<std::string> upward_includes(const fs::path& src) {
   return found;
 }
 
-// "file:line: includes X" for each include of an engine header (jsapi.h, jsfriendapi.h, js/…,
-// mozilla/…) outside src/sandbox/spidermonkey/ (STYLE.md, habit 9: the JS engine lives behind
-// one interface in one folder), anywhere under `top`'s code folders.
-std::vector<std::string> engine_includes(const fs::path& top,
-                                         const std::vector<std::string>& roots) {
-  static const std::regex kEngine(R"(^\s*#\s*include\s+<(jsapi\.h|jsfriendapi\.h|js/|mozilla/))");
+// "file:line: includes X" for each include matching `header` (its first group names it) in a
+// file outside `folder`, anywhere under `top`'s code folders `roots`.
+std::vector<std::string> includes_outside(const fs::path& top,
+                                          const std::vector<std::string>& roots,
+                                          const std::regex& header, const std::string& folder) {
   std::vector<std::string> found;
   for (const auto& root : roots) {
     if (!fs::exists(top / root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(top / root)) {
       if (!e.is_regular_file() || !is_code(e.path())) continue;
       const std::string rel = fs::relative(e.path(), top).generic_string();
-      if (rel.rfind("src/sandbox/spidermonkey/", 0) == 0) continue;
+      if (rel.rfind(folder, 0) == 0) continue;
       std::istringstream in(read(e.path()));
       int n = 0;
       for (std::string line; std::getline(in, line);) {
         ++n;
         std::smatch m;
-        if (std::regex_search(line, m, kEngine))
+        if (std::regex_search(line, m, header))
           found.push_back(rel + ":" + std::to_string(n) + ": includes " + std::string(m[1]));
       }
     }
   }
   return found;
+}
+
+// Each include of an engine header (jsapi.h, jsfriendapi.h, js/…, mozilla/…) outside
+// src/sandbox/spidermonkey/ (STYLE.md, habit 9: the JS engine lives behind one interface in
+// one folder).
+std::vector<std::string> engine_includes(const fs::path& top,
+                                         const std::vector<std::string>& roots) {
+  static const std::regex kEngine(R"(^\s*#\s*include\s+<(jsapi\.h|jsfriendapi\.h|js/|mozilla/))");
+  return includes_outside(top, roots, kEngine, "src/sandbox/spidermonkey/");
+}
+
+// Each include of Boost.Beast or OpenSSL (Asio's TLS streams included) outside src/net/
+// (DESIGN.md: the one HTTP(S) and WebSocket client; their headers cost minutes of compile time,
+// and one folder holds every use of them).
+std::vector<std::string> network_includes(const fs::path& top,
+                                          const std::vector<std::string>& roots) {
+  static const std::regex kNetwork(
+      R"(^\s*#\s*include\s+<(boost/beast[^>]*|openssl/[^>]*|boost/asio/ssl[^>]*)>)");
+  return includes_outside(top, roots, kNetwork, "src/net/");
 }
 
 std::string joined(const std::vector<std::string>& lines) {
@@ -206,6 +224,33 @@ TEST(SourceRules, TheEngineCheckFindsAnEngineHeaderOutsideItsFolder) {
   const auto found = engine_includes(tree.path(), {"src"});
   ASSERT_EQ(found.size(), 1u) << joined(found);
   EXPECT_NE(found[0].find("src/sandbox/b.cpp:2"), std::string::npos);
+}
+
+// Tests and benches may hold their own TLS servers (a test CA on loopback): the rule is the
+// product's, src/ and apps/.
+TEST(SourceRules, OnlyTheNetFolderIncludesBeastAndOpenSsl) {
+  const auto found = network_includes(kSource, {"src", "apps"});
+  EXPECT_TRUE(found.empty()) << "only src/net/ includes Boost.Beast and OpenSSL:\n"
+                             << joined(found);
+}
+
+TEST(SourceRules, TheNetworkCheckFindsBeastOrOpenSslOutsideItsFolder) {
+  escouade::TempDir tree("escouade-rules");
+  fs::create_directories(tree.path() / "src" / "net");
+  fs::create_directories(tree.path() / "src" / "services");
+  std::ofstream(tree.path() / "src" / "net" / "a.cpp") << "#include <boost/beast/http.hpp>\n"
+                                                       << "#include <openssl/ssl.h>\n";
+  std::ofstream(tree.path() / "src" / "services" / "b.cpp")
+      << "#include <boost/asio/post.hpp>\n"
+      << "#include <boost/beast/websocket.hpp>\n"
+      << "  #  include <openssl/x509.h>\n"
+      << "#include <boost/asio/ssl/context.hpp>\n";
+  const auto found = network_includes(tree.path(), {"src"});
+  ASSERT_EQ(found.size(), 3u) << joined(found);
+  EXPECT_NE(found[0].find("src/services/b.cpp:2: includes boost/beast/websocket.hpp"),
+            std::string::npos);
+  EXPECT_NE(found[1].find("b.cpp:3: includes openssl/x509.h"), std::string::npos);
+  EXPECT_NE(found[2].find("b.cpp:4: includes boost/asio/ssl/context.hpp"), std::string::npos);
 }
 
 // The order above is DESIGN.md's; when the shared design is beside the checkout, they agree.

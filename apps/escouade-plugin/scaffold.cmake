@@ -1,6 +1,6 @@
 # `escouade-plugin new cpp|js|wasm <dir>`: a new C++ plugin folder (a process, or a run.wasm
-# module) or a JavaScript one (apps/escouade-plugin/scaffold/; the JavaScript files are in
-# scaffold_js.cpp).
+# module) or a JavaScript one (apps/escouade-plugin/scaffold/: template/, template-wasm/,
+# template-js/).
 # The template files and the SDK headers are embedded in the binary at build time: changing,
 # adding or removing one rebuilds it.
 set(SCAFFOLD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/scaffold)
@@ -8,8 +8,10 @@ set(SCAFFOLD_TEMPLATE_DIR ${SCAFFOLD_DIR}/template)
 set(SCAFFOLD_SDK_DIR ${PROJECT_SOURCE_DIR}/sdk/cpp/include/escouade)
 set(SCAFFOLD_WASM_TEMPLATE_DIR ${SCAFFOLD_DIR}/template-wasm)
 set(SCAFFOLD_WASM_SUPPORT ${PROJECT_SOURCE_DIR}/sdk/cpp/wasm/support.cpp)
+set(SCAFFOLD_JS_TEMPLATE_DIR ${SCAFFOLD_DIR}/template-js)
 file(GLOB_RECURSE SCAFFOLD_TEMPLATE_FILES CONFIGURE_DEPENDS ${SCAFFOLD_TEMPLATE_DIR}/*
-                                                            ${SCAFFOLD_WASM_TEMPLATE_DIR}/*)
+                                                            ${SCAFFOLD_WASM_TEMPLATE_DIR}/*
+                                                            ${SCAFFOLD_JS_TEMPLATE_DIR}/*)
 file(GLOB SCAFFOLD_SDK_HEADERS CONFIGURE_DEPENDS ${SCAFFOLD_SDK_DIR}/*.hpp)
 
 set(SCAFFOLD_FILES_CPP ${CMAKE_BINARY_DIR}/generated/scaffold/scaffold_files.cpp)
@@ -17,7 +19,7 @@ add_custom_command(
   OUTPUT ${SCAFFOLD_FILES_CPP}
   COMMAND ${CMAKE_COMMAND} -DTEMPLATE_DIR=${SCAFFOLD_TEMPLATE_DIR} -DSDK_DIR=${SCAFFOLD_SDK_DIR}
           -DWASM_TEMPLATE_DIR=${SCAFFOLD_WASM_TEMPLATE_DIR} -DWASM_SUPPORT=${SCAFFOLD_WASM_SUPPORT}
-          -DOUTPUT=${SCAFFOLD_FILES_CPP} -P ${SCAFFOLD_DIR}/embed_files.cmake
+          -DJS_TEMPLATE_DIR=${SCAFFOLD_JS_TEMPLATE_DIR} -DOUTPUT=${SCAFFOLD_FILES_CPP} -P ${SCAFFOLD_DIR}/embed_files.cmake
   DEPENDS ${SCAFFOLD_TEMPLATE_FILES} ${SCAFFOLD_SDK_HEADERS} ${SCAFFOLD_WASM_SUPPORT}
           ${SCAFFOLD_DIR}/embed_files.cmake ${PROJECT_SOURCE_DIR}/cmake/EscouadeEmbed.cmake
   COMMENT "Embedding the plugin template and the SDK headers for escouade-plugin new"
@@ -38,6 +40,7 @@ if(ESCOUADE_BUILD_TESTS)
   escouade_add_unit_test(scaffold_test SOURCES scaffold/scaffold_test.cpp LIBS escouade_scaffold)
   target_compile_definitions(scaffold_test PRIVATE
     ESCOUADE_SCAFFOLD_TEMPLATE="${SCAFFOLD_TEMPLATE_DIR}"
+    ESCOUADE_SCAFFOLD_JS_TEMPLATE="${SCAFFOLD_JS_TEMPLATE_DIR}"
     ESCOUADE_SDK_HEADERS="${SCAFFOLD_SDK_DIR}")
 
   # The real escouade-plugin new, then the generated project built with cmake and a real

@@ -155,6 +155,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
 void Host::serve(Plugin& p) {
   p.served = std::make_shared<services::ServedPlugin>();
   p.served->manifest = p.manifest;
+  p.served->grants = policy::Grants(p.manifest);
   p.served->folder = services::OwnFolder::open(p.manifest.folder);
   p.served->journal = p.journal;
   p.served->masker = p.masker;
@@ -214,7 +215,7 @@ Result<std::vector<std::string>> Host::publish(const proto::Fact& fact) {
     Plugin& p = *plugin;
     const policy::OnFor on{!p.projects.empty(), project && p.projects.count(*project) > 0};
     const auto [hears, activates] =
-        policy::fact_audience(p.manifest, on, fact_name, project.has_value());
+        p.served->grants.fact_audience(on, fact_name, project.has_value());
     if (!hears) {
       if (activates) p.supervisor->activate();
       continue;

@@ -113,7 +113,7 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   std::vector<Plugin*> asked;
   asked.reserve(load_order_.size());
   for (Plugin* p : load_order_) {
-    if (policy::asked_to_decide(p->manifest, p->projects.count(request.project.id) > 0)) {
+    if (p->served->grants.asked_to_decide(p->projects.count(request.project.id) > 0)) {
       asked.push_back(p);
     }
   }

@@ -13,11 +13,12 @@ bool names(const std::vector<manifest::EventSelector>& selectors, std::string_vi
 
 }  // namespace
 
-FactAudience fact_audience(const manifest::Manifest& m, OnFor on, std::string_view fact_name,
-                           bool fact_names_project) noexcept {
+FactAudience fact_audience(const std::vector<manifest::EventSelector>& events,
+                           const std::vector<manifest::EventSelector>& activation, OnFor on,
+                           std::string_view fact_name, bool fact_names_project) noexcept {
   if (!on.anywhere) return {};
   if (fact_names_project && !on.fact_project) return {};  // a project it is not on for
-  return FactAudience{names(m.permissions.events, fact_name), names(m.activation, fact_name)};
+  return FactAudience{names(events, fact_name), names(activation, fact_name)};
 }
 
 bool asked_to_decide(const manifest::Manifest& m, bool on_for_request_project) noexcept {

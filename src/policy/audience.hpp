@@ -14,6 +14,7 @@
 // proc/spawn, the services that give a plugin a project's files and programs.
 
 #include <string_view>
+#include <vector>
 
 #include "manifest/manifest.hpp"
 
@@ -30,9 +31,16 @@ struct FactAudience {
   bool activates = false;  // the fact starts it
 };
 
-// `fact_names_project`: the fact has a project.id.
-FactAudience fact_audience(const manifest::Manifest& m, OnFor on, std::string_view fact_name,
-                           bool fact_names_project) noexcept;
+// `fact_names_project`: the fact has a project.id. `events`: its permissions.events;
+// `activation`: its activation's facts.
+FactAudience fact_audience(const std::vector<manifest::EventSelector>& events,
+                           const std::vector<manifest::EventSelector>& activation, OnFor on,
+                           std::string_view fact_name, bool fact_names_project) noexcept;
+// The same, of a manifest.
+inline FactAudience fact_audience(const manifest::Manifest& m, OnFor on, std::string_view fact_name,
+                                  bool fact_names_project) noexcept {
+  return fact_audience(m.permissions.events, m.activation, on, fact_name, fact_names_project);
+}
 
 // Whether a permission request of a project is asked of the plugin: it declares
 // permissions.decide and is on for that project (a private project's requests reach no other).

@@ -14,6 +14,7 @@
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "policy/grants.hpp"
 #include "services/files.hpp"
 
 namespace escouade::platform {
@@ -65,6 +66,8 @@ struct ServiceContext {
 // a new ServedPlugin; the journal and the masker stay the plugin's for as long as it is loaded.
 struct ServedPlugin {
   manifest::Manifest manifest;
+  // What the manifest grants, built once from it (deny by default: made from nothing, nothing).
+  policy::Grants grants;
   // Its folder, opened once at load (files/read reads beneath it).
   std::shared_ptr<const OwnFolder> folder;
   std::shared_ptr<Journal> journal;

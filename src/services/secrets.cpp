@@ -40,7 +40,7 @@ void change_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin
   if (auto problem = policy::secret_key_form_problem(key)) {
     return fail(ErrorCode::invalid_params, "key " + quote_name(key) + ": " + *problem);
   }
-  if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
+  if (auto refusal = plugin->grants.secret_refusal(key)) {
     return fail(ErrorCode::invalid_params,
                 "key " + quote_name(key) + " of " + plugin->manifest.id + ": " + *refusal);
   }
@@ -80,7 +80,7 @@ void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& 
     reply.error(ErrorCode::invalid_params, sentence);
     return;
   }
-  if (auto refusal = policy::secret_key_refusal(plugin->manifest.permissions.secrets, key)) {
+  if (auto refusal = plugin->grants.secret_refusal(key)) {
     const std::string sentence = what + ": refused: " + *refusal;
     plugin->journal->warn(sentence);
     reply.error(ErrorCode::not_yours, sentence);

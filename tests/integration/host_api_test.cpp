@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
@@ -143,6 +144,49 @@ TEST_F(HostApi, FactsReachTheirPluginInOrder) {
   auto other = host_->publish(typed_fact("agent.status", 51, "p2"));
   ASSERT_TRUE(other);
   EXPECT_TRUE(other->empty());
+}
+
+// A plugin that reads slower than facts come: past its input's bound (4 MiB) the oldest facts
+// are dropped, and the journal counts them; the calls made meanwhile are kept, and answered
+// (protocol/delivery.hpp). What it got is in order.
+TEST_F(HostApi, AFloodOfFactsLosesFactsNeverACall) {
+  auto id = load({"dev.api.flood", "slow-facts"});
+  ASSERT_TRUE(call(id, "test/echo", json::object{}));  // running
+  proto::Fact fact = typed_fact("agent.status", 0);
+  fact.data["padding"] = std::string(4096, 'x');
+  constexpr int kFacts = 3000;  // 12 MB: three times the bound
+  std::vector<std::optional<Result<host::Answer>>> echoes(3);
+  for (int seq = 1; seq <= kFacts; ++seq) {
+    fact.seq = seq;
+    ASSERT_TRUE(host_->publish(fact));
+    if (seq % 1000 == 0) {
+      auto& out = echoes[static_cast<std::size_t>(seq / 1000 - 1)];
+      host_->call(id, *rpc::Outgoing::request_value("test/echo", json::object{{"n", seq}}),
+                  std::chrono::milliseconds(60000),
+                  [&out](Result<host::Answer> r) { out = std::move(r); });
+    }
+  }
+  run_until([&] {
+    return std::all_of(echoes.begin(), echoes.end(), [](const auto& e) { return e.has_value(); });
+  });
+  for (std::size_t i = 0; i < echoes.size(); ++i) {
+    ASSERT_TRUE(*echoes[i]) << echoes[i]->error().message;
+    EXPECT_EQ((*echoes[i])->value.at("n"), static_cast<int>(i + 1) * 1000);
+  }
+  auto facts = call(id, "test/facts", json::object{});
+  ASSERT_TRUE(facts);
+  const auto& got = facts->as_array();
+  EXPECT_LT(got.size(), static_cast<std::size_t>(kFacts)) << "some were dropped";
+  EXPECT_GT(got.size(), 100u);
+  for (std::size_t i = 1; i < got.size(); ++i)
+    EXPECT_LT(got[i - 1].as_int64(), got[i].as_int64());
+  EXPECT_EQ(got.back().as_int64(), kFacts) << "the newest are kept, the oldest go";
+  const auto journal = host_->journal(id, 500);
+  ASSERT_TRUE(journal);
+  const auto dropped = std::find_if(journal->begin(), journal->end(), [](const std::string& l) {
+    return l.find("were dropped while its input was full") != std::string::npos;
+  });
+  EXPECT_NE(dropped, journal->end());
 }
 
 TEST_F(HostApi, StatusChangesAreReported) {

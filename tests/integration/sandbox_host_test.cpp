@@ -324,6 +324,37 @@ TEST_F(SandboxHost, AnExceptionInATimerIsACrashAndTheNewInstanceStartsWithNoTime
   EXPECT_EQ(status(id).crashes, 1);
 }
 
+// Facts flood a sandboxed instance whose interval fires every 10 ms: past its input's bound the
+// oldest facts are dropped, and counted in its journal; no timer/fired is, so the interval
+// counts every one of its firings and answers (protocol/delivery.hpp).
+TEST_F(SandboxHost, AFloodOfFactsLosesFactsNeverATimersFiring) {
+  auto id = load("dev.sandbox.flood", "timers", "plugin.mjs");
+  ASSERT_TRUE(call(id, "test/echo", json::object{}));  // running
+  constexpr int kTimes = 40;
+  std::optional<Result<host::Answer>> interval;
+  host_->call(id, *rpc::Outgoing::request_value("test/interval", json::object{{"times", kTimes}}),
+              std::chrono::milliseconds(120000),
+              [&](Result<host::Answer> r) { interval = std::move(r); });
+  proto::Fact fact = typed_fact("agent.status", 0);
+  fact.data["padding"] = std::string(4096, 'x');
+  int seq = 0;
+  // Bursts of 8 MB, each past the 4 MiB bound before the loop runs, until the interval is done.
+  while (!interval && seq < 200000) {
+    for (int i = 0; i < 2000; ++i) {
+      fact.seq = ++seq;
+      ASSERT_TRUE(host_->publish(fact));
+    }
+    io_.restart();
+    io_.run_for(std::chrono::milliseconds(20));
+  }
+  run_until([&] { return interval.has_value(); });
+  ASSERT_TRUE(*interval) << interval->error().message;
+  EXPECT_EQ((*interval)->value.at("n"), kTimes);
+  run_until([&] { return journal_has(id, "were dropped while its input was full"); });
+  EXPECT_TRUE(call(id, "test/echo", json::object{})) << "it still answers";
+  EXPECT_EQ(status(id).crashes, 0);
+}
+
 TEST_F(SandboxHost, ARunWasmPluginServesCallsFactsAndADecision) {
   auto id = load_wasm("dev.sandbox.wasm", "echo.wasm");
   for (int seq = 1; seq <= 2; ++seq)

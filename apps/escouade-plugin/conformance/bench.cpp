@@ -198,6 +198,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
                                     {loop.executor(), &steady_clock()}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
+  served->grants = policy::Grants(*m);
   served->folder = services::OwnFolder::open(m->folder);
   served->journal = journal;
   served->masker = masker;

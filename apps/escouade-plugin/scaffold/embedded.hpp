@@ -1,7 +1,7 @@
 #pragma once
 
-// The files `escouade-plugin new cpp` writes, carried by the binary: the build embeds them
-// (embed_files.cmake) from apps/escouade-plugin/scaffold/template/ and
+// The files `escouade-plugin new cpp|wasm|js` writes, carried by the binary: the build embeds
+// them (embed_files.cmake) from apps/escouade-plugin/scaffold/template*/ and
 // sdk/cpp/include/escouade/ as they were when it ran, so an installed escouade-plugin needs no
 // source tree.
 
@@ -27,5 +27,10 @@ std::span<const EmbeddedFile> sdk_headers() noexcept;
 // scaffold/template-wasm/ (same placeholders), then sdk/cpp/wasm/support.cpp as
 // third_party/escouade/wasm/support.cpp.
 std::span<const EmbeddedFile> wasm_files() noexcept;
+
+// What `new js` writes: every file under scaffold/template-js/ (@ID@, @NAME@, and in plugin.mjs
+// the error codes @PARSE@, @INVALID_REQUEST@ and @METHOD_NOT_FOUND@, which scaffold_js.cpp
+// fills in from the protocol's generated ones).
+std::span<const EmbeddedFile> js_files() noexcept;
 
 }  // namespace escouade::scaffold

@@ -59,6 +59,37 @@ TEST(ScaffoldEmbedded, TheTemplateIsTheSourceTreesFileForFile) {
   EXPECT_TRUE(on_disk.contains("src/main.cpp"));
 }
 
+TEST(ScaffoldEmbedded, TheJsTemplateIsTheSourceTreesFileForFile) {
+  const auto on_disk = files_under(ESCOUADE_SCAFFOLD_JS_TEMPLATE, true);
+  EXPECT_EQ(embedded(escouade::scaffold::js_files()), on_disk);
+  EXPECT_EQ(on_disk.size(), 3u);
+  EXPECT_TRUE(on_disk.contains("plugin.mjs"));
+}
+
+// What `new js` writes has every placeholder filled: the id and name, and the error codes from
+// the protocol's; the manifest comes first.
+TEST(ScaffoldEmbedded, TheJsPlanFillsEveryPlaceholder) {
+  Identity who;
+  who.id = "dev.example.js-one";
+  who.name = "JS \"one\"";
+  who.target = "js-one";
+  const auto files = escouade::scaffold::plan_js(who);
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].path, "escouade-plugin.json");
+  const std::regex placeholder("@[A-Z_]+@");
+  for (const auto& f : files) {
+    EXPECT_FALSE(std::regex_search(f.bytes, placeholder)) << f.path;
+  }
+  const auto module = std::find_if(files.begin(), files.end(),
+                                   [](const auto& f) { return f.path == "plugin.mjs"; });
+  ASSERT_NE(module, files.end());
+  EXPECT_TRUE(std::regex_search(
+      module->bytes,
+      std::regex(R"(kParse = -\d+, kInvalidRequest = -\d+, kMethodNotFound = -\d+;)")));
+  EXPECT_NE(module->bytes.find("// dev.example.js-one: an Escouade plugin"), std::string::npos);
+  EXPECT_NE(files[0].bytes.find(R"("name": "JS \"one\"")"), std::string::npos) << files[0].bytes;
+}
+
 TEST(ScaffoldEmbedded, TheSdkHeadersAreTheSourceTreesByteForByte) {
   const auto on_disk = files_under(ESCOUADE_SDK_HEADERS, false);
   EXPECT_EQ(embedded(escouade::scaffold::sdk_headers()), on_disk);
