@@ -90,7 +90,7 @@ void publish(host::Host& host, const hp::PublishParams& p, rpc::Reply<method::Ho
 }
 
 // `payload`: params.params as the line gave it (AppServer::take_payload), else nullopt.
-void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payload,
+void call(host::Host& host, hp::CallParams& p, std::optional<std::string_view> payload,
           rpc::Reply<method::HostCall> reply) {
   std::optional<std::chrono::milliseconds> timeout;
   if (p.timeout_ms) {
@@ -102,10 +102,10 @@ void call(host::Host& host, hp::CallParams& p, std::optional<std::string> payloa
   }
   // The payload goes to the plugin, and its result to the app, as JSON text: neither is built
   // into values on the way (docs/PERFORMANCE.md).
-  auto request = payload ? rpc::Outgoing::request_text(p.method, std::move(*payload))
+  auto request = payload ? rpc::Outgoing::request_text(p.method, *payload)
                  : p.params && !p.params->is_null()
                      ? rpc::Outgoing::request_value(p.method, *p.params, rpc::ResultForm::text)
-                     : rpc::Outgoing::request_text(p.method, std::string());
+                     : rpc::Outgoing::request_text(p.method, std::string_view());
   if (!request) {
     return reply.error(proto::ErrorCode::invalid_params,
                        "params.params: " + request.error().message);
@@ -213,7 +213,7 @@ void AppServer::status_changed(const supervisor::Status& s) {
   if (!s.reason.empty()) change.reason = s.reason;
   // A status change is news a later one makes old: it may be dropped (its method says so).
   if (auto message = rpc::Outgoing::notification<method::HostStatusChanged>(change)) {
-    session_.notify(*message);
+    session_.notify(std::move(*message));
   }
 }
 

@@ -60,7 +60,7 @@ void AppServer::take_line(std::string_view line) {
     session_.feed_line(line);
     return;
   }
-  payload_.emplace(*payload);
+  payload_ = payload;  // the handler runs within feed_line below, while `line` lives
   std::string rest;
   const auto at = static_cast<std::size_t>(payload->data() - line.data());
   rest.reserve(line.size() - payload->size() + 4);

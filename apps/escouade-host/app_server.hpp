@@ -34,7 +34,8 @@ class AppServer {
   void bind(host::Host& host);
   // The payload of the host/call being dispatched, when its line carried one as text; taken
   // once (by app_methods.cpp's host/call).
-  std::optional<std::string> take_payload() { return std::exchange(payload_, std::nullopt); }
+  // A view into the line being read: valid until the handler that takes it returns.
+  std::optional<std::string_view> take_payload() { return std::exchange(payload_, std::nullopt); }
   void start();
   // Stops reading the app and closes the session with it: from now on nothing reaches the
   // host, and answers still owed go nowhere. Before the host is destroyed.
@@ -71,7 +72,7 @@ class AppServer {
   std::array<char, 64 * 1024> buffer_{};
   // The payload of the host/call being dispatched, taken out of its line as checked JSON text
   // (its place in the line given to the session holds null); nullopt for any other line.
-  std::optional<std::string> payload_;
+  std::optional<std::string_view> payload_;
   // What goes to the app: gathered while a write is in flight, then sent in one write; past
   // kMaxBacklog, droppable lines go, the oldest first (LineQueue).
   runtime::LineQueue pending_{kMaxBacklog};

@@ -28,42 +28,71 @@ Known known(std::string_view method) {
   return {m->delivery, m->timeout_ms};
 }
 
-std::string params_of_values(const std::optional<json::value>& params) {
-  std::string json;
-  if (params) proto::write_json(json, *params);
-  return json;
+void write_value(std::string& out, const void* params) {
+  const auto& p = *static_cast<const std::optional<json::value>*>(params);
+  if (p) proto::write_json(out, *p);
 }
+
+void write_text(std::string& out, const void* params) {
+  out += *static_cast<const std::string_view*>(params);
+}
+
+constexpr std::size_t kIdRoom = 20;  // the digits of any int64 id
 
 }  // namespace
 
-Result<Outgoing> Outgoing::make(bool request, std::string_view method, std::string params,
-                                ResultForm form, proto::Delivery delivery, std::uint32_t delay_ms) {
-  auto body = std::make_shared<Body>();
-  body->method.assign(method);
-  std::string& t = body->tail;
-  t.reserve(params.size() + method.size() + 48);
-  if (!request) t += R"({"jsonrpc":"2.0")";
-  t += R"(,"method":)";
-  proto::write_json(t, method);  // escaped: a method's name cannot break the line
-  if (!params.empty()) {
-    t += R"(,"params":)";
-    body->params_at = t.size();
-    body->params_size = params.size();
-    t += params;
+Result<Outgoing> Outgoing::make(bool request, std::string_view method, bool static_name,
+                                WriteParams write, const void* params, ResultForm form,
+                                proto::Delivery delivery, std::uint32_t delay_ms) {
+  // Written in a buffer of this thread's, then copied out at its size (and room for an id): one
+  // allocation for the line however it grew, as protocol/encode.cpp's lines.
+  thread_local std::string scratch;
+  scratch.clear();
+  scratch += R"({"jsonrpc":"2.0")";
+  std::size_t id_at = 0;
+  if (request) {
+    scratch += R"(,"id":)";
+    id_at = scratch.size();
   }
-  t += '}';
+  scratch += R"(,"method":)";
+  proto::write_json(scratch, method);  // escaped: a method's name cannot break the line
+  const std::size_t before_params = scratch.size();
+  scratch += R"(,"params":)";
+  const std::size_t params_at = scratch.size();
+  write(scratch, params);
+  const std::size_t params_size = scratch.size() - params_at;
+  if (params_size == 0) scratch.resize(before_params);  // none: no member at all
+  scratch += '}';
   // Checked once, whatever the number of peers it goes to: text handed on as it came, or a
   // string of the host's own, may hold what no line may.
-  if (std::memchr(t.data(), '\n', t.size()) || std::memchr(t.data(), '\r', t.size())) {
-    return Error{proto::ErrorCode::internal,
-                 std::string(method) + ": a message would hold a raw line break; it was not sent"};
-  }
-  if (!is_valid_utf8(t)) {
-    return Error{
+  std::optional<Error> problem;
+  if (std::memchr(scratch.data(), '\n', scratch.size()) ||
+      std::memchr(scratch.data(), '\r', scratch.size())) {
+    problem =
+        Error{proto::ErrorCode::internal,
+              std::string(method) + ": a message would hold a raw line break; it was not sent"};
+  } else if (!is_valid_utf8(scratch)) {
+    problem = Error{
         proto::ErrorCode::internal,
         std::string(method) + ": a message holds text that is not valid UTF-8; it was not sent"};
   }
-  t += '\n';
+  if (problem) {
+    if (scratch.capacity() > 64 * 1024) std::string().swap(scratch);
+    return *problem;
+  }
+  auto body = std::make_shared<Body>();
+  body->line.reserve(scratch.size() + 1 + (request ? kIdRoom : 0));
+  body->line.append(scratch).push_back('\n');
+  if (scratch.capacity() > 64 * 1024) std::string().swap(scratch);
+  if (static_name) {
+    body->method = method;
+  } else {
+    body->own_method.assign(method);
+    body->method = body->own_method;  // the Body is not moved: made in place, shared from here
+  }
+  body->id_at = id_at;
+  body->params_at = params_size ? params_at : 0;
+  body->params_size = params_size;
   body->request = request;
   body->form = form;
   body->delivery = delivery;
@@ -71,34 +100,48 @@ Result<Outgoing> Outgoing::make(bool request, std::string_view method, std::stri
   return Outgoing(std::move(body));
 }
 
-Result<Outgoing> Outgoing::request_text(std::string_view method, std::string params,
+Result<Outgoing> Outgoing::request_text(std::string_view method, std::string_view params,
                                         ResultForm form) {
   const Known k = known(method);
-  return make(true, method, std::move(params), form, proto::Delivery::kept, k.delay_ms);
+  return make(true, method, false, &write_text, &params, form, proto::Delivery::kept, k.delay_ms);
 }
 
 Result<Outgoing> Outgoing::request_value(std::string_view method,
                                          const std::optional<json::value>& params,
                                          ResultForm form) {
-  return request_text(method, params_of_values(params), form);
+  const Known k = known(method);
+  return make(true, method, false, &write_value, &params, form, proto::Delivery::kept, k.delay_ms);
 }
 
 Result<Outgoing> Outgoing::notification_value(std::string_view method,
                                               const std::optional<json::value>& params) {
   const Known k = known(method);
-  return make(false, method, params_of_values(params), ResultForm::value, k.delivery, k.delay_ms);
+  return make(false, method, false, &write_value, &params, ResultForm::value, k.delivery,
+              k.delay_ms);
 }
 
 std::string_view Outgoing::params_text() const noexcept {
-  return std::string_view(body_->tail).substr(body_->params_at, body_->params_size);
+  if (body_->given || body_->params_size == 0) return {};
+  return std::string_view(body_->line).substr(body_->params_at, body_->params_size);
 }
 
 std::string Outgoing::request_line(std::int64_t id) const {
-  std::string line;
-  line.reserve(body_->tail.size() + 40);
-  line += R"({"jsonrpc":"2.0","id":)";
-  line += std::to_string(id);
-  line += body_->tail;
+  const std::string& line = body_->line;
+  std::string out;
+  out.reserve(line.size() + kIdRoom);
+  out.append(line, 0, body_->id_at).append(std::to_string(id)).append(line, body_->id_at);
+  return out;
+}
+
+std::string Outgoing::line_to_send(std::int64_t id) {
+  if (body_.use_count() != 1 || body_->given) {
+    return body_->request ? request_line(id) : body_->line;
+  }
+  // The last copy: its line is given away, the id written into the room kept for it.
+  body_->given = true;
+  std::string line = std::move(body_->line);
+  body_->line.clear();
+  if (body_->request) line.insert(body_->id_at, std::to_string(id));
   return line;
 }
 

@@ -16,7 +16,8 @@
 //   read, taken from the method's generated constant, never from the text.
 //
 // Copying one is a shared count: the same message to 20 plugins is encoded once.
-// Thread: any; it is immutable once made.
+// Thread: any, one at a time for each copy; what it says never changes once made (the last copy
+// may give its line away to the session that sends it: line_to_send).
 
 #include <boost/json/value.hpp>
 #include <chrono>
@@ -49,21 +50,21 @@ class Outgoing {
   template <class M>
   static Result<Outgoing> request(const typename M::Params& params,
                                   ResultForm form = ResultForm::value) {
-    static_assert(!M::kNotification, "a notification is made with Outgoing::notification");
-    return make(true, M::kName, params_of<M>(params), form, M::kDelivery, M::kTimeoutMs);
+    static_assert(!M::kNotification, "a notification is made with Outgoing::request");
+    return make(true, M::kName, true, &write_params<M>, &params, form, M::kDelivery, M::kTimeoutMs);
   }
   // A notification of a method of a protocol, its line written once.
   template <class M>
   static Result<Outgoing> notification(const typename M::Params& params) {
     static_assert(M::kNotification, "a request is made with Outgoing::request");
-    return make(false, M::kName, params_of<M>(params), ResultForm::value, M::kDelivery,
+    return make(false, M::kName, true, &write_params<M>, &params, ResultForm::value, M::kDelivery,
                 M::kTimeoutMs);
   }
   // A call by name with its params as JSON text (one object or array, or "" for none): what the
   // app hands through host/call, given to the plugin as it came. Checked as a line is (valid
   // UTF-8, no raw line break). Its delivery and delay are the method's when the plugin protocol
   // names it, else kept and x-defaultTimeoutMs.
-  static Result<Outgoing> request_text(std::string_view method, std::string params,
+  static Result<Outgoing> request_text(std::string_view method, std::string_view params,
                                        ResultForm form = ResultForm::text);
   // The same with params as values (nullopt: none): a method a plugin defines itself, called by
   // the benches and the tests, or a probe of the conformance bench.
@@ -80,22 +81,30 @@ class Outgoing {
   std::chrono::milliseconds default_delay() const noexcept { return body_->delay; }
   ResultForm form() const noexcept { return body_->form; }
   proto::Delivery delivery() const noexcept { return body_->delivery; }
-  // Its params as JSON text; empty when it has none.
+  // Its params as JSON text; empty when it has none, or once its line was given away.
   std::string_view params_text() const noexcept;
   // A notification's line, '\n' included: the same bytes for every peer.
-  std::string_view notification_line() const noexcept { return body_->tail; }
+  std::string notification_line() const { return body_->line; }
   // A request's line with its id, '\n' included.
   std::string request_line(std::int64_t id) const;
+  // The line to send (with `id` for a request), '\n' included: what the session writes. The
+  // last copy of a message gives its own line away instead of copying it (a call made once, a
+  // timer's firing: its params are not copied again); while other copies exist (a fact for many
+  // plugins, a decision for many voters, an attachment remembered), each gets a copy.
+  std::string line_to_send(std::int64_t id = 0);
   // Whether `other` is this very message (a copy of it), not one with the same text.
   bool same_as(const Outgoing& other) const noexcept { return body_ == other.body_; }
 
  private:
   struct Body {
-    std::string method;
-    // A request: its line after the id (`,"method":...,"params":...}` and '\n'); a
-    // notification: its whole line.
-    std::string tail;
-    std::size_t params_at = 0;  // where the params start in `tail`
+    std::string_view method;  // the generated type's name, or own_method
+    std::string own_method;   // a method given by name
+    // The whole line, '\n' included; a request's without its id, which goes at id_at. Given
+    // away by the last copy (line_to_send): empty from then on.
+    mutable std::string line;
+    mutable bool given = false;
+    std::size_t id_at = 0;
+    std::size_t params_at = 0;  // where the params start in `line`
     std::size_t params_size = 0;
     bool request = false;
     ResultForm form = ResultForm::value;
@@ -104,19 +113,21 @@ class Outgoing {
   };
   explicit Outgoing(std::shared_ptr<const Body> body) : body_(std::move(body)) {}
 
+  // Appends `params` (a pointer to the message's params) as JSON text to `out`; nothing for a
+  // message that has none.
+  using WriteParams = void (*)(std::string& out, const void* params);
   template <class M>
-  static std::string params_of(const typename M::Params& params) {
-    std::string json;
+  static void write_params(std::string& out, const void* params) {
     if constexpr (!std::is_same_v<typename M::Params, std::nullptr_t>) {
-      json.reserve(256);
       using proto::write_json;  // and, by ADL, that of M's own namespace
-      write_json(json, params);
+      write_json(out, *static_cast<const typename M::Params*>(params));
     }
-    return json;
   }
-  // Checks `params` (JSON text, "" for none) and writes the message around it.
-  static Result<Outgoing> make(bool request, std::string_view method, std::string params,
-                               ResultForm form, proto::Delivery delivery, std::uint32_t delay_ms);
+  // Writes the message (its params by `write`), checks it as a line is checked, and keeps it.
+  // `static_name`: `method` lives as long as the program (a generated type's name).
+  static Result<Outgoing> make(bool request, std::string_view method, bool static_name,
+                               WriteParams write, const void* params, ResultForm form,
+                               proto::Delivery delivery, std::uint32_t delay_ms);
 
   std::shared_ptr<const Body> body_;
 };

@@ -164,6 +164,30 @@ TEST(Outgoing, WhatCannotBeALineIsRefused) {
   EXPECT_FALSE(Outgoing::notification<method::EventsFact>(fact));
 }
 
+// The last copy gives its line away to the one who sends it; while another copy exists, each
+// send is a copy and the message stays whole.
+TEST(Outgoing, TheLastCopyGivesItsLineAway) {
+  auto call = Outgoing::request_value("test/echo", json::object{{"a", 1}});
+  ASSERT_TRUE(call);
+  const std::string expected = call->request_line(9);
+  Outgoing kept = *call;
+  EXPECT_EQ(call->line_to_send(9), expected);  // two copies: copied
+  EXPECT_EQ(kept.params_text(), R"({"a":1})");
+  call = Outgoing::request_value("x", std::nullopt);  // `kept` is the last copy now
+  EXPECT_EQ(kept.line_to_send(9), expected);          // given away
+  EXPECT_EQ(kept.params_text(), "");
+  EXPECT_EQ(kept.method(), "test/echo");  // what it says stays
+
+  proto::TimerParams t;
+  t.timer = 3;
+  auto fired = Outgoing::notification<method::TimerFired>(t);
+  ASSERT_TRUE(fired);
+  const std::string line = fired->notification_line();
+  EXPECT_EQ(fired->line_to_send(), line);
+  EXPECT_EQ(line, R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":3}})"
+                  "\n");
+}
+
 // A copy is the same message; another made from the same values is not.
 TEST(Outgoing, ACopyIsTheSameMessage) {
   const auto a = Outgoing::request_text("agent/attach", R"({"agent":"a1"})");

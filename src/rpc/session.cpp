@@ -272,9 +272,9 @@ void Session::dispatch(Message&& m, const std::shared_ptr<LineSink>& batch) {
   it->second(params, std::move(reply));
 }
 
-void Session::notify(const Outgoing& message) {
+void Session::notify(Outgoing message) {
   if (core_->closed) return;
-  std::string line(message.notification_line());
+  std::string line = message.line_to_send();
   if (droppable_sink_ && message.delivery() == proto::Delivery::droppable) {
     droppable_sink_(std::move(line));
   } else {
@@ -282,8 +282,8 @@ void Session::notify(const Outgoing& message) {
   }
 }
 
-std::int64_t Session::call(const Outgoing& message, std::chrono::milliseconds timeout,
-                           CallDone done, std::optional<std::chrono::milliseconds> named_delay) {
+std::int64_t Session::call(Outgoing message, std::chrono::milliseconds timeout, CallDone done,
+                           std::optional<std::chrono::milliseconds> named_delay) {
   const std::int64_t id = next_id_++;
   if (core_->closed) {
     CallOutcome refused;
@@ -303,14 +303,16 @@ std::int64_t Session::call(const Outgoing& message, std::chrono::milliseconds ti
     spare_.pop_back();
   }
   Pending& p = at->second;
-  p.message = message;
+  std::string line = message.line_to_send(id);
+  const bool text = message.form() == ResultForm::text;
+  p.message = std::move(message);
   p.timeout = named_delay.value_or(timeout);
   p.start = start;
   p.deadline = start + timeout;
   p.done = std::move(done);
-  if (message.form() == ResultForm::text) ++text_calls_;
+  if (text) ++text_calls_;
   if (!armed_for_ || p.deadline < *armed_for_) arm_deadline(p.deadline);
-  core_->send(message.request_line(id));
+  core_->send(std::move(line));
   return id;
 }
 

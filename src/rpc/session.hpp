@@ -108,7 +108,7 @@ class Session {
 
   // Sends a notification (`message` is one); one that may be dropped goes to the droppable
   // sink.
-  void notify(const Outgoing& message);
+  void notify(Outgoing message);
 
   // Sends a request (`message` is one); `done` is called exactly once, on this executor: with
   // the answer (its result in the message's ResultForm), or with timeout once `timeout` has
@@ -116,7 +116,8 @@ class Session {
   // closes first. Returns the request's id.
   // `named_delay`, when given, is the delay the journal names on a timeout (the call's whole
   // delay, when part of it was spent in a queue before).
-  std::int64_t call(const Outgoing& message, std::chrono::milliseconds timeout, CallDone done,
+  // A message passed by its last copy gives its line to the session (Outgoing::line_to_send).
+  std::int64_t call(Outgoing message, std::chrono::milliseconds timeout, CallDone done,
                     std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
 
   // The same, for coroutines: co_await session.async_call(message, delay, asio::use_awaitable).
@@ -125,7 +126,8 @@ class Session {
     return boost::asio::async_initiate<Token, void(CallOutcome)>(
         [this, m = std::move(message), timeout](auto handler) mutable {
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          this->call(m, timeout, [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
+          this->call(std::move(m), timeout,
+                     [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
         },
         token);
   }

@@ -4,9 +4,9 @@
 
 namespace escouade::services {
 
-bool PluginChannel::notify(const rpc::Outgoing& message) const {
+bool PluginChannel::notify(rpc::Outgoing message) const {
   if (!open()) return false;
-  session_->notify(message);
+  session_->notify(std::move(message));
   return true;
 }
 

@@ -28,7 +28,7 @@ class PluginChannel {
  public:
   // Sends a notification to the plugin (`message` is one; its delivery is its method's); false,
   // and nothing sent, once the run has ended.
-  bool notify(const rpc::Outgoing& message) const;
+  bool notify(rpc::Outgoing message) const;
   // The same, made from the generated params of the protocol's notification M (timer/fired,
   // net/chunk...); false too, and nothing sent, when they cannot be written (text that is not
   // UTF-8).
@@ -36,7 +36,7 @@ class PluginChannel {
   bool notify(const typename M::Params& params) const {
     if (!open()) return false;
     auto message = rpc::Outgoing::notification<M>(params);
-    return message && notify(*message);
+    return message && notify(std::move(*message));
   }
   // Whether the run it was made for still goes on.
   bool open() const;

@@ -211,7 +211,7 @@ void Supervisor::enqueue(Queued q) {
 
 void Supervisor::send_queued(Queued q) {
   if (!q.call) {
-    session_->notify(q.message);
+    session_->notify(std::move(q.message));
     return;
   }
   auto c = q.call;
@@ -242,7 +242,7 @@ void Supervisor::send_now(Queued q, std::chrono::milliseconds left, std::chrono:
     if (decision) held_decisions(-1);
     if (done) done(std::move(o));
   });
-  session_->call(q.message, left, std::move(then), named);
+  session_->call(std::move(q.message), left, std::move(then), named);
 }
 
 void Supervisor::held_decisions(int change) {

@@ -151,7 +151,8 @@ asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
 }
 
 void PluginLink::notify(std::string_view method, std::optional<json::value> params) {
-  if (auto message = rpc::Outgoing::notification_value(method, params)) session_->notify(*message);
+  if (auto message = rpc::Outgoing::notification_value(method, params))
+    session_->notify(std::move(*message));
 }
 
 void PluginLink::send_raw(std::string line) {
