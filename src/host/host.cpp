@@ -14,6 +14,7 @@
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_strings.hpp"
+#include "protocol/message.hpp"
 #include "protocol/wire_error.hpp"
 #include "rpc/session.hpp"
 #include "services/bind.hpp"
@@ -289,7 +290,8 @@ void Host::call(std::string_view id, rpc::Outgoing request,
         if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
         Answer a;
         if (form == rpc::ResultForm::value) {
-          a.value = std::move(o.result);
+          // Taken with the storage it was read into: an assignment would copy it out of it.
+          proto::adopt(a.value, std::move(o.result));
         } else if (o.result_text.empty()) {
           a.text = json::serialize(o.result);  // built on the way (masked, or a default answer)
         } else {

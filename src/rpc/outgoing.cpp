@@ -29,9 +29,10 @@ Known known(std::string_view method) {
 }
 
 void write_value(std::string& out, const void* params) {
-  const auto& p = *static_cast<const std::optional<json::value>*>(params);
-  if (p) proto::write_json(out, *p);
+  proto::write_json(out, *static_cast<const json::value*>(params));
 }
+
+void write_none(std::string&, const void*) {}
 
 void write_text(std::string& out, const void* params) {
   out += *static_cast<const std::string_view*>(params);
@@ -106,17 +107,26 @@ Result<Outgoing> Outgoing::request_text(std::string_view method, std::string_vie
   return make(true, method, false, &write_text, &params, form, proto::Delivery::kept, k.delay_ms);
 }
 
-Result<Outgoing> Outgoing::request_value(std::string_view method,
-                                         const std::optional<json::value>& params,
+Result<Outgoing> Outgoing::request_value(std::string_view method, const json::value& params,
                                          ResultForm form) {
   const Known k = known(method);
   return make(true, method, false, &write_value, &params, form, proto::Delivery::kept, k.delay_ms);
 }
 
-Result<Outgoing> Outgoing::notification_value(std::string_view method,
-                                              const std::optional<json::value>& params) {
+Result<Outgoing> Outgoing::request_value(std::string_view method, std::nullopt_t, ResultForm form) {
+  const Known k = known(method);
+  return make(true, method, false, &write_none, nullptr, form, proto::Delivery::kept, k.delay_ms);
+}
+
+Result<Outgoing> Outgoing::notification_value(std::string_view method, const json::value& params) {
   const Known k = known(method);
   return make(false, method, false, &write_value, &params, ResultForm::value, k.delivery,
+              k.delay_ms);
+}
+
+Result<Outgoing> Outgoing::notification_value(std::string_view method, std::nullopt_t) {
+  const Known k = known(method);
+  return make(false, method, false, &write_none, nullptr, ResultForm::value, k.delivery,
               k.delay_ms);
 }
 

@@ -66,15 +66,18 @@ class Outgoing {
   // names it, else kept and x-defaultTimeoutMs.
   static Result<Outgoing> request_text(std::string_view method, std::string_view params,
                                        ResultForm form = ResultForm::text);
-  // The same with params as values (nullopt: none): a method a plugin defines itself, called by
-  // the benches and the tests, or a probe of the conformance bench.
-  static Result<Outgoing> request_value(std::string_view method,
-                                        const std::optional<boost::json::value>& params,
+  // The same with params as values, written as they are (never copied first): a method a plugin
+  // defines itself, called by the benches and the tests, or a probe of the conformance bench.
+  static Result<Outgoing> request_value(std::string_view method, const boost::json::value& params,
+                                        ResultForm form = ResultForm::value);
+  // The same with no params at all (no "params" member).
+  static Result<Outgoing> request_value(std::string_view method, std::nullopt_t,
                                         ResultForm form = ResultForm::value);
   // A notification by name with its params as values: the conformance bench's probes (a fact of
   // its own making, a method no plugin knows). Its delivery is the method's, as above.
   static Result<Outgoing> notification_value(std::string_view method,
-                                             const std::optional<boost::json::value>& params);
+                                             const boost::json::value& params);
+  static Result<Outgoing> notification_value(std::string_view method, std::nullopt_t);
 
   bool is_request() const noexcept { return body_->request; }
   std::string_view method() const noexcept { return body_->method; }

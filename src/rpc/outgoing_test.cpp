@@ -61,13 +61,15 @@ TEST(Outgoing, ByNameItIsTheEncodersLineForEveryId) {
       json::parse(R"([1,-2.5,null,true,"\u0001",{"":[]}])"), json::object{}, json::value(nullptr)};
   for (const auto& params : cases) {
     for (std::string_view name : {"test/echo", "a \"b\"\n"}) {
-      const auto call = Outgoing::request_value(name, params);
+      const auto call = params ? Outgoing::request_value(name, *params)
+                               : Outgoing::request_value(name, std::nullopt);
       ASSERT_TRUE(call);
       for (std::int64_t id : {std::int64_t{0}, std::int64_t{42}, INT64_MAX}) {
         EXPECT_EQ(call->request_line(id),
                   *proto::encode(proto::Message::request(id, std::string(name), params)));
       }
-      const auto note = Outgoing::notification_value(name, params);
+      const auto note = params ? Outgoing::notification_value(name, *params)
+                               : Outgoing::notification_value(name, std::nullopt);
       ASSERT_TRUE(note);
       EXPECT_EQ(note->notification_line(),
                 *proto::encode(proto::Message::notification(std::string(name), params)));
@@ -76,7 +78,8 @@ TEST(Outgoing, ByNameItIsTheEncodersLineForEveryId) {
   for (const auto& [name, params] :
        {std::pair<std::string, std::optional<json::value>>{"bad\xFF", std::nullopt},
         {"ok", json::value({{"m", "\xC3"}})}}) {
-    const auto refused = Outgoing::request_value(name, params);
+    const auto refused = params ? Outgoing::request_value(name, *params)
+                                : Outgoing::request_value(name, std::nullopt);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, proto::ErrorCode::internal);
     EXPECT_FALSE(proto::encode(proto::Message::request(1, name, params)));

@@ -24,10 +24,12 @@ namespace json = boost::json;
 
 // A request or a notification by name, as the tests send them.
 Outgoing request(std::string_view method, std::optional<json::value> params) {
-  return *Outgoing::request_value(method, params);
+  return params ? *Outgoing::request_value(method, *params)
+                : *Outgoing::request_value(method, std::nullopt);
 }
 Outgoing notification(std::string_view method, std::optional<json::value> params) {
-  return *Outgoing::notification_value(method, params);
+  return params ? *Outgoing::notification_value(method, *params)
+                : *Outgoing::notification_value(method, std::nullopt);
 }
 
 class SessionTest : public ::testing::Test {

@@ -139,7 +139,8 @@ void PluginLink::close() {
 asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
                                                    std::optional<json::value> params,
                                                    std::chrono::milliseconds timeout) {
-  auto message = rpc::Outgoing::request_value(method, params);
+  auto message = params ? rpc::Outgoing::request_value(method, *params)
+                        : rpc::Outgoing::request_value(method, std::nullopt);
   if (!message) {
     rpc::CallOutcome refused;
     refused.kind = rpc::CallOutcome::Kind::error;
@@ -151,8 +152,9 @@ asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
 }
 
 void PluginLink::notify(std::string_view method, std::optional<json::value> params) {
-  if (auto message = rpc::Outgoing::notification_value(method, params))
-    session_->notify(std::move(*message));
+  auto message = params ? rpc::Outgoing::notification_value(method, *params)
+                        : rpc::Outgoing::notification_value(method, std::nullopt);
+  if (message) session_->notify(std::move(*message));
 }
 
 void PluginLink::send_raw(std::string line) {
