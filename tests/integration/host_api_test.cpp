@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "host/host.hpp"
+#include "host_answer.hpp"
 #include "host_client.hpp"
 #include "platform/process.hpp"
 #include "runtime/process_program.hpp"
@@ -59,13 +60,7 @@ class HostApi : public ::testing::Test {
   Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
     host_->call(id, *rpc::Outgoing::request_value(method, params), std::chrono::milliseconds(30000),
-                [&](Result<host::Answer> r) {
-                  if (r) {
-                    out.emplace(std::move(r->value));
-                  } else {
-                    out.emplace(r.error());
-                  }
-                });
+                [&](Result<host::Answer> r) { keep_answer(out, std::move(r)); });
     run_until([&] { return out.has_value(); });
     return *out;
   }

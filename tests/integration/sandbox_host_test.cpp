@@ -19,6 +19,7 @@
 
 #include "base/temp_dir.hpp"
 #include "host/host.hpp"
+#include "host_answer.hpp"
 #include "host_client.hpp"
 #include "runtime/process_program.hpp"
 #include "sandbox/sandbox_program.hpp"
@@ -135,13 +136,7 @@ class SandboxHost : public ::testing::Test {
   Result<json::value> call(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
     host_->call(id, *rpc::Outgoing::request_value(method, params), std::chrono::milliseconds(30000),
-                [&](Result<host::Answer> r) {
-                  if (r) {
-                    out.emplace(std::move(r->value));
-                  } else {
-                    out.emplace(r.error());
-                  }
-                });
+                [&](Result<host::Answer> r) { keep_answer(out, std::move(r)); });
     run_until([&] { return out.has_value(); });
     return out ? *out : Result<json::value>(make_error(proto::ErrorCode::internal, "no answer"));
   }
