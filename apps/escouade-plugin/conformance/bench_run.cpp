@@ -192,6 +192,18 @@ asio::awaitable<void> BenchRun::check_calls() {
     set("calls", Verdict::skip, "it made no call to Escouade during the run");
     co_return;
   }
+  // Escouade's answer to one of its calls answered back: the plugin took it for a request (an
+  // error -32600 with the call's id is the usual sign).
+  if (const auto back = link_.answers_to_answers(); !back.empty()) {
+    const std::string id = json::serialize(back.front()->message.id);
+    const auto call =
+        std::find_if(calls.begin(), calls.end(), [&](const CallRecord& c) { return c.id == id; });
+    set("calls", Verdict::fail,
+        "it answered Escouade's answer to its own call " + call->method + " (id " + id +
+            ") as if it were a request; an answer gets no answer",
+        back.front()->text);
+    co_return;
+  }
   std::vector<std::string> methods;
   for (const auto& c : calls) {
     if (c.refused) {

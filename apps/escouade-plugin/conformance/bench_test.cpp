@@ -265,7 +265,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Fault{"die-unknown-fact", {"facts"}}, Fault{"burst-die", {"burst"}},
                       Fault{"burst-mute", {"burst"}}, Fault{"unknown-result", {"unknown-method"}},
                       Fault{"die-malformed", {"malformed"}}, Fault{"undeclared-secret", {"calls"}},
-                      Fault{"ignore-shutdown", {"shutdown"}}, Fault{"leave-child", {"shutdown"}},
+                      Fault{"answer-answers", {"calls"}}, Fault{"ignore-shutdown", {"shutdown"}},
+                      Fault{"leave-child", {"shutdown"}},
                       // A plugin that asks for its secret and is gone before the answer comes
                       // back from the worker (docs/lifetimes.md).
                       Fault{"secret-then-exit", {"answers", "unknown-method"}},

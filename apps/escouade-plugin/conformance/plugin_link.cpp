@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -198,10 +199,29 @@ const SeenAnswer* PluginLink::find_answer(const json::value& id) const {
   return nullptr;
 }
 
+namespace {
+
+bool is_own_call_id(const std::vector<CallRecord>& calls, const std::string& id) {
+  return std::any_of(calls.begin(), calls.end(), [&](const CallRecord& c) { return c.id == id; });
+}
+
+}  // namespace
+
 std::vector<const SeenAnswer*> PluginLink::stray_answers(std::size_t since) const {
   std::vector<const SeenAnswer*> out;
   for (const auto& a : answers_) {
-    if (a.line >= since && !a.matched && a.method.empty()) out.push_back(&a);
+    if (a.line >= since && !a.matched && a.method.empty() &&
+        !is_own_call_id(calls_, id_text(a.message.id)))
+      out.push_back(&a);
+  }
+  return out;
+}
+
+std::vector<const SeenAnswer*> PluginLink::answers_to_answers() const {
+  std::vector<const SeenAnswer*> out;
+  for (const auto& a : answers_) {
+    if (!a.matched && a.method.empty() && is_own_call_id(calls_, id_text(a.message.id)))
+      out.push_back(&a);
   }
   return out;
 }

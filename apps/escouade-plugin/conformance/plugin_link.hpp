@@ -99,8 +99,12 @@ class PluginLink {
   const std::vector<SeenAnswer>& answers() const noexcept { return answers_; }
   const std::vector<Fault>& stdout_faults() const noexcept { return stdout_faults_; }
   const std::vector<Fault>& answer_faults() const noexcept { return answer_faults_; }
-  // Answers to no call of ours, or to a notification, from line `since` on.
+  // Answers to no call of ours, or to a notification, from line `since` on; not those that
+  // answer the bench's answer to one of the plugin's own calls (answers_to_answers).
   std::vector<const SeenAnswer*> stray_answers(std::size_t since) const;
+  // Answers whose id is that of one of the plugin's own calls: it answered the bench's answer
+  // as if it were a request.
+  std::vector<const SeenAnswer*> answers_to_answers() const;
   const std::vector<CallRecord>& calls() const noexcept { return calls_; }
   // Calls the plugin made that the bench has not answered yet.
   std::size_t calls_unanswered() const noexcept { return owed_.size(); }

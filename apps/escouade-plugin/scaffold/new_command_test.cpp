@@ -280,7 +280,8 @@ TEST(ScaffoldNew, TheGeneratedWasmPluginBuildsAndPassesTheConformanceBench) {
   }
 }
 
-// new js: nothing to build; as written, the bench passes it in the sandbox.
+// new js: nothing to build; as written, the bench passes it in the sandbox, and under Node as a
+// process; both times it calls Escouade (settings/get) and takes the answer as an answer.
 TEST(ScaffoldNewJs, WritesAModuleThatPassesTheConformanceBenchInTheSandbox) {
   Workspace ws;
   const fs::path dir = ws.root() / "Ticket Guard";
@@ -294,7 +295,9 @@ TEST(ScaffoldNewJs, WritesAModuleThatPassesTheConformanceBenchInTheSandbox) {
     "name": "Ticket \"guard\"",
     "run": {"js": "plugin.mjs"},
     "activation": ["event:agent.status"],
-    "permissions": {"events": ["agent.status", "ticket.*"], "decide": true}})"));
+    "permissions": {"events": ["agent.status", "ticket.*"], "decide": true},
+    "contributes": {"settings": {"verbose": {"type": "boolean", "default": false,
+      "description": "Write every fact into the journal, not only the first of each kind."}}}})"));
   const std::string module = read_file(dir / "plugin.mjs");
   EXPECT_NE(module.find("import { createInterface } from 'node:readline';"), std::string::npos);
   EXPECT_NE(module.find("dev.example.ticketguard has no rule"), std::string::npos);
@@ -306,6 +309,12 @@ TEST(ScaffoldNewJs, WritesAModuleThatPassesTheConformanceBenchInTheSandbox) {
   Ran check = ws.cli({"check", dir.string()});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 
+  // Its call and the answer to it: served, and nothing answered back to the answer.
+  const auto called_settings = [](const json::value& report) {
+    for (const auto& c : report.at("calls").as_array())
+      if (c.at("method") == "settings/get") return std::string(c.at("outcome").as_string());
+    return std::string();
+  };
   const json::value report = passing_bench_report(ws, dir);
   ASSERT_TRUE(report.is_object());
   for (const auto& c : report.at("checks").as_array()) {
@@ -313,6 +322,21 @@ TEST(ScaffoldNewJs, WritesAModuleThatPassesTheConformanceBenchInTheSandbox) {
       EXPECT_NE(json::serialize(c).find("in the sandbox"), std::string::npos);
     }
   }
+  EXPECT_EQ(called_settings(report).rfind("result ", 0), 0u) << json::serialize(report.at("calls"));
+  EXPECT_NE(called_settings(report).find("verbose"), std::string::npos);
+
+  // The same module under Node, as a process (what its README says an author may do).
+  const fs::path node = ws.root() / "under-node";
+  fs::create_directories(node);
+  fs::copy_file(dir / "plugin.mjs", node / "plugin.mjs");
+  json::object manifest = parse_json(read_file(dir / "escouade-plugin.json")).as_object();
+  manifest["run"] = json::object{{"command", json::array{"node", "plugin.mjs"}}};
+  std::ofstream(node / "escouade-plugin.json") << json::serialize(manifest);
+  const json::value under_node = passing_bench_report(ws, node);
+  ASSERT_TRUE(under_node.is_object());
+  EXPECT_EQ(called_settings(under_node).rfind("result ", 0), 0u)
+      << json::serialize(under_node.at("calls"));
+  EXPECT_NE(called_settings(under_node).find("verbose"), std::string::npos);
 }
 
 TEST(ScaffoldNewJs, RefusesAFolderThatIsNotEmptyAsNewCppDoes) {

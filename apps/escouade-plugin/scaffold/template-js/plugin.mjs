@@ -12,15 +12,51 @@ const kParse = @PARSE@, kInvalidRequest = @INVALID_REQUEST@, kMethodNotFound = @
 const log = (level, message) =>
   send({ jsonrpc: '2.0', method: 'log', params: { level, message } });
 
-// One message: its answer, or undefined for a notification.
+// Calls to Escouade (settings/get, secrets/get...): each has an id of the plugin's own, and its
+// answer comes back on standard input among Escouade's requests, told apart by having no method.
+const waiting = new Map();
+let lastId = 0;
+function call(method, params) {
+  const id = `@TARGET@-${++lastId}`;
+  send({ jsonrpc: '2.0', id, method, params });
+  return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+}
+
+// Its settings (contributes.settings in the manifest), as the user set them; read once it is
+// initialized, and again whenever it wants (they may change between two calls).
+let settings = { verbose: false };
+const seen = new Set();  // the kinds of fact already written into the journal
+
+async function loadSettings() {
+  try {
+    settings = { ...settings, ...(await call('settings/get', {})) };
+  } catch (e) {
+    log('warn', `settings/get failed: ${e.message}`);
+  }
+}
+
+// One message: its answer, or undefined when none is owed (a notification, an answer).
 function handle(m) {
-  if (m === null || typeof m !== 'object' || Array.isArray(m) || m.jsonrpc !== '2.0' ||
-      typeof m.method !== 'string')
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || m.jsonrpc !== '2.0')
     return error(m && (typeof m.id === 'number' || typeof m.id === 'string') ? m.id : null,
+                 kInvalidRequest, 'not a JSON-RPC 2.0 message');
+  if (m.method === undefined && ('result' in m || 'error' in m)) {
+    // An answer to one of its own calls.
+    const pending = waiting.get(m.id);
+    if (!pending) return undefined;  // not one of its calls: nothing is owed to an answer
+    waiting.delete(m.id);
+    if ('error' in m) pending.reject(new Error(m.error && m.error.message));
+    else pending.resolve(m.result);
+    return undefined;
+  }
+  if (typeof m.method !== 'string')
+    return error(typeof m.id === 'number' || typeof m.id === 'string' ? m.id : null,
                  kInvalidRequest, 'not a JSON-RPC 2.0 request');
   const answers = m.id !== undefined;
   switch (m.method) {
     case 'initialize':
+      // Answered first; its settings are asked for once Escouade has the answer.
+      queueMicrotask(loadSettings);
       return result(m.id, { protocolVersion: 1, capabilities: { batch: true } });
     case 'shutdown':
       // Answered first; the plugin ends once its answer is on its way.
@@ -35,9 +71,13 @@ function handle(m) {
       return result(m.id, { decision: 'ask', message });
     }
     case 'events/fact': {
-      // The facts of permissions.events (agent.status, ticket.*), each into the journal.
+      // The facts of permissions.events (agent.status, ticket.*) into the journal: the first of
+      // each kind, or every one when the setting verbose is on.
       const fact = m.params || {};
-      log('info', `fact ${fact.name}` + (fact.project ? ` in ${fact.project.name}` : ''));
+      if (settings.verbose || !seen.has(fact.name)) {
+        seen.add(fact.name);
+        log('info', `fact ${fact.name}` + (fact.project ? ` in ${fact.project.name}` : ''));
+      }
       return undefined;
     }
     default:
