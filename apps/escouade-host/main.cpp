@@ -23,6 +23,7 @@
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
 #include "sandbox/sandbox_program.hpp"
+#include "sandbox/version.hpp"
 #include "supervisor/handshake.hpp"
 
 extern char** environ;
@@ -67,7 +68,15 @@ int main(int argc, char** argv) {
                  "file:DIR, a plain file store for demos (not a keychain). Never one for the "
                  "other silently.")
       ->capture_default_str();
-  CLI11_PARSE(cli, argc, argv);
+  std::string version = sandbox::version_text("escouade-host");
+  version.pop_back();  // CLI11 ends the line itself
+  cli.set_version_flag("--version", version, "Its version, the protocols and the engine");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end at 0; a usage error ends at 2, as a bad --keychain does.
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
 
   std::unique_ptr<platform::Keychain> keychain;
   if (keychain_choice == "secret-service") {

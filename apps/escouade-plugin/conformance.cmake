@@ -32,10 +32,11 @@ if(ESCOUADE_BUILD_TESTS)
     LIBS Boost::json escouade_base)
   target_compile_definitions(conformance_bench_test PRIVATE
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
+    ESCOUADE_HOST_BINARY="$<TARGET_FILE:escouade-host>"
     ESCOUADE_CONFORMANCE_FIXTURE="$<TARGET_FILE:conformance_fixture>"
     ESCOUADE_SANDBOX_FIXTURES="${PROJECT_SOURCE_DIR}/tests/fixtures/sandbox"
     ESCOUADE_EXAMPLES_SOURCE="${PROJECT_SOURCE_DIR}/examples"
     ESCOUADE_WASM_FIXTURES="${PROJECT_BINARY_DIR}/wasm_fixtures")
-  add_dependencies(conformance_bench_test escouade-plugin conformance_fixture
+  add_dependencies(conformance_bench_test escouade-plugin escouade-host conformance_fixture
                    sandbox_wasm_fixtures)
 endif()

@@ -31,8 +31,8 @@ struct Ran {
   std::string out;
 };
 
-// Runs escouade-plugin with `args`; its stdout, and its exit code.
-Ran run_cli(const std::vector<std::string>& args) {
+// Runs `binary` with `args`; its stdout, and its exit code.
+Ran run_program(const std::string& program, const std::vector<std::string>& args) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) return {};
   const pid_t pid = ::fork();
@@ -41,7 +41,7 @@ Ran run_cli(const std::vector<std::string>& args) {
     ::close(pipefd[0]);
     ::close(pipefd[1]);
     std::vector<char*> argv;
-    std::string binary = ESCOUADE_PLUGIN_BINARY;
+    std::string binary = program;
     argv.push_back(binary.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy)
@@ -60,6 +60,31 @@ Ran run_cli(const std::vector<std::string>& args) {
   ::waitpid(pid, &status, 0);
   ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return ran;
+}
+
+// Runs escouade-plugin with `args`.
+Ran run_cli(const std::vector<std::string>& args) {
+  return run_program(ESCOUADE_PLUGIN_BINARY, args);
+}
+
+// Both programs say their version, the protocols they speak and their sandbox's engine, and
+// exit 0; a usage error exits 2, as docs/conformance.md says (a 2 from CLI11 was 106 or 109).
+TEST(Cli, BothProgramsSayTheirVersionAndAUsageErrorExitsTwo) {
+  for (const std::string binary : {ESCOUADE_PLUGIN_BINARY, ESCOUADE_HOST_BINARY}) {
+    const std::string name = fs::path(binary).filename().string();
+    const Ran version = run_program(binary, {"--version"});
+    EXPECT_EQ(version.exit_code, 0) << name;
+    EXPECT_TRUE(std::regex_match(
+        version.out,
+        std::regex(name + R"( \d+\.\d+\.\d+\nplugin protocol 1, host protocol 1\n)"
+                          R"(engine SpiderMonkey \d+\.\d+\.\d+ \(mozjs\), for run\.js )"
+                          R"(and run\.wasm plugins\n)")))
+        << version.out;
+    EXPECT_EQ(run_program(binary, {"--no-such-option"}).exit_code, 2) << name;
+    EXPECT_EQ(run_program(binary, {"--help"}).exit_code, 0) << name;
+  }
+  EXPECT_EQ(run_cli({}).exit_code, 2) << "no command";
+  EXPECT_EQ(run_cli({"test"}).exit_code, 2) << "no folder";
 }
 
 // A plugin folder in a temporary folder: the fixture copied in as ./plugin, a rules.json, and a
