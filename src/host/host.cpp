@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/private_dirs.hpp"
 #include "manifest/install_words.hpp"
 #include "policy/audience.hpp"
 #include "protocol/attachment.hpp"
@@ -62,6 +63,9 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
       workers_(executor_, config_.worker_threads),
       settings_(config_.data_dir / "plugin-settings"),
       timer_pacer_(executor_, clock_) {
+  // The data folder is its user's alone (journals, settings, compiled bundles): made 0700 when
+  // it is not there yet. One that cannot be made shows in each part that writes beneath it.
+  if (!config_.data_dir.empty()) (void)create_private_directories(config_.data_dir);
   services_.secrets = {executor_, &workers_, config_.keychain};
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};

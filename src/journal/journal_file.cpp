@@ -9,6 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/private_dirs.hpp"
+
 namespace escouade {
 namespace {
 
@@ -99,9 +101,10 @@ bool JournalFile::ensure_open() {
 
 bool JournalFile::open_file() {
   file_.reset();
-  std::error_code ignored;  // a folder that cannot be made shows as a failed open
-  std::filesystem::create_directories(dir_, ignored);
-  UniqueFd file(::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  // A folder that cannot be made shows as a failed open. Both are the user's alone: what a
+  // plugin writes may quote what it was given.
+  (void)create_private_directories(dir_);
+  UniqueFd file(::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!file) return false;
   struct stat st {};
   if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;

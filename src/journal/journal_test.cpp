@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -125,6 +126,14 @@ TEST_F(JournalTest, CreatesAMissingFolderAndNamesItsFiles) {
   journal.info("hello");
   EXPECT_EQ(lines_of(journal.path()).size(), 1u);
   EXPECT_FALSE(fs::exists(journal.rotated_path()));
+  // The user's alone: what a plugin writes may quote what it was given.
+  struct stat st {};
+  ASSERT_EQ(::stat(journal.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(dir_.parent_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 TEST_F(JournalTest, AppendsAcrossTwoJournalsOnTheSameFile) {

@@ -19,9 +19,10 @@ namespace escouade::policy {
 // its secrets by key, and the host alone adds the prefix.
 // Why `key` cannot be a key at all, whoever asks: longer than kMaxSecretKeyBytes, not UTF-8,
 // or holding a control character (a NUL would cut the keychain's name short). The caller
-// answers invalidParams (-32602): the params do not hold, before any permission is judged. An
-// empty key is well formed and simply never granted (-32001, as the spec says of any key that
-// is not one of the plugin's permissions).
+// answers invalidParams (-32602): the params do not hold. secrets/get judges the permission
+// first, so a plugin asking for a key not its own gets -32001 whatever its characters (the spec
+// says so of any key that is not one of its permissions); the app's host/secrets/set and
+// delete judge the form first. An empty key is well formed and never granted.
 inline constexpr std::size_t kMaxSecretKeyBytes = 256;
 std::optional<std::string> secret_key_form_problem(std::string_view key);
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/private_dirs.hpp"
 #include "base/unique_fd.hpp"
 
 namespace escouade::sandbox {
@@ -179,8 +180,7 @@ void CompileCache::keep(const Key& key, std::string stencil) {
 
 void CompileCache::write_file(const Key& key, const std::string& stencil) {
   if (folder_.empty()) return;
-  std::error_code ec;
-  fs::create_directories(folder_, ec);
+  std::error_code ec = create_private_directories(folder_);  // the data folder's too, if new
   ::chmod(folder_.c_str(), 0700);
   std::string head(kMagic);
   head += bytes_of(key.digest);

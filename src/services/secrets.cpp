@@ -74,16 +74,19 @@ std::string keychain_name(std::string_view plugin_id, std::string_view key) {
 void get_secret(const SecretsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin,
                 const std::string& key, rpc::Reply<proto::method::SecretsGet> reply) {
   const std::string what = "secrets/get " + quote_name(key);
-  if (auto problem = policy::secret_key_form_problem(key)) {
-    const std::string sentence = what + ": invalid params: " + *problem;
-    plugin->journal->warn(sentence);
-    reply.error(ErrorCode::invalid_params, sentence);
-    return;
-  }
+  // The permission first: a key that is not one of its secrets is refused -32001 whatever its
+  // characters (the spec's answer for any key not its own); only a key its permissions.secrets
+  // would take in (a pattern's tail) and that cannot be a key at all does not hold (-32602).
   if (auto refusal = plugin->grants.secret_refusal(key)) {
     const std::string sentence = what + ": refused: " + *refusal;
     plugin->journal->warn(sentence);
     reply.error(ErrorCode::not_yours, sentence);
+    return;
+  }
+  if (auto problem = policy::secret_key_form_problem(key)) {
+    const std::string sentence = what + ": invalid params: " + *problem;
+    plugin->journal->warn(sentence);
+    reply.error(ErrorCode::invalid_params, sentence);
     return;
   }
   if (!ctx.keychain) {

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "base/os_message.hpp"
+#include "base/private_dirs.hpp"
 #include "base/quote.hpp"
 #include "base/workers.hpp"
 #include "protocol/gen/errors.hpp"
@@ -269,8 +270,7 @@ Result<void> SettingsStore::set(const Manifest& m, const json::object& values) {
                                      "; at most " + std::to_string(kMaxSettingsFileBytes) +
                                      " (1 MiB) are kept"};
   }
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
+  std::error_code ec = create_private_directories(dir_);
   if (ec) return Error{kInternal, dir_.string() + ": cannot be made: " + ec.message()};
   if (current.state == FileState::corrupt) {
     fs::path aside = file;

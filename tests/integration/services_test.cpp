@@ -81,7 +81,16 @@ TEST(Secrets, KeysNotGrantedAreRefusedAndThePluginGoesOn) {
     EXPECT_EQ(error_code(a), -32001) << key << ": " << json::serialize(a);
     expect_journal(host, id, "secrets/get " + json::serialize(json::string(key)) + ": refused");
   }
-  // A key that is not a string does not hold.
+  // A key not its own is refused -32001 whatever its characters; one that account:* would take
+  // in but that cannot be a key (a control character) does not hold, nor does one that is not
+  // a string.
+  for (std::string key : {std::string("tok\nen"), std::string("pass\0word", 9),
+                          std::string(300, 'x'), std::string("plugin:\x01")}) {
+    EXPECT_EQ(error_code(ask(host, id, "secrets/get", json::object{{"key", key}})), -32001)
+        << json::serialize(json::string(key));
+  }
+  EXPECT_EQ(error_code(ask(host, id, "secrets/get", json::object{{"key", "account:\twork"}})),
+            -32602);
   EXPECT_EQ(error_code(ask(host, id, "secrets/get", json::object{{"key", 7}})), -32602);
   EXPECT_EQ(host.call_plugin(id, "test/echo", "alive"), "alive");
   EXPECT_EQ(host.journal_file(id).find("theirs"), std::string::npos);
