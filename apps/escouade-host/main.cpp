@@ -17,13 +17,13 @@
 
 #include "app_server.hpp"
 #include "base/event_loop.hpp"
+#include "common/command_line.hpp"
 #include "host/host.hpp"
 #include "platform/keychain.hpp"
 #include "platform/process.hpp"
 #include "platform/reaper.hpp"
 #include "runtime/process_program.hpp"
 #include "sandbox/sandbox_program.hpp"
-#include "sandbox/version.hpp"
 #include "supervisor/handshake.hpp"
 
 extern char** environ;
@@ -68,15 +68,9 @@ int main(int argc, char** argv) {
                  "file:DIR, a plain file store for demos (not a keychain). Never one for the "
                  "other silently.")
       ->capture_default_str();
-  std::string version = sandbox::version_text("escouade-host");
-  version.pop_back();  // CLI11 ends the line itself
-  cli.set_version_flag("--version", version, "Its version, the protocols and the engine");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version end at 0; a usage error ends at 2, as a bad --keychain does.
-    return cli.exit(e) == 0 ? 0 : 2;
-  }
+  // A usage error ends at 2, as a bad --keychain does.
+  if (auto ended = escouade::cli::parse_command_line(cli, "escouade-host", argc, argv))
+    return *ended;
 
   std::unique_ptr<platform::Keychain> keychain;
   if (keychain_choice == "secret-service") {

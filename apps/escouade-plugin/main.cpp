@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "sandbox/version.hpp"
+#include "common/command_line.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"escouade-plugin: tools for authors of Escouade plugins (protocol 1)"};
@@ -14,14 +14,7 @@ int main(int argc, char** argv) {
   escouade::cli::add_check_command(app, exit_code);
   escouade::cli::add_run_command(app, exit_code);
   escouade::cli::add_new_command(app, exit_code);
-  std::string version = escouade::sandbox::version_text("escouade-plugin");
-  version.pop_back();  // CLI11 ends the line itself
-  app.set_version_flag("--version", version, "Its version, the protocols and the engine");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version end at 0; a usage error ends at 2 (docs/conformance.md).
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (auto ended = escouade::cli::parse_command_line(app, "escouade-plugin", argc, argv))
+    return *ended;
   return exit_code;
 }
