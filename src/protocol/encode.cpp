@@ -12,9 +12,6 @@ namespace escouade::proto {
 
 namespace json = boost::json;
 
-namespace {
-
-// Why a line may not go out, if it may not.
 std::optional<Error> line_problem(std::string_view out) {
   // The serializer escapes control characters; this check keeps that promise whatever
   // a future writer does.
@@ -27,6 +24,8 @@ std::optional<Error> line_problem(std::string_view out) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 Result<std::string> finish_line(std::string out) {
   if (auto problem = line_problem(out)) return *problem;

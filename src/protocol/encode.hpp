@@ -14,6 +14,11 @@
 
 namespace escouade::proto {
 
+// Why `text` (a message, without its '\n') may not go out as a line, if it may not: a raw line
+// break in it, or text that is not valid UTF-8; internal (-32603). What every writer of lines
+// checks (encode, rpc::Outgoing).
+std::optional<Error> line_problem(std::string_view text);
+
 // The line for one message, '\n' included. Fails with internal (-32603) when a string in it is
 // not valid UTF-8.
 Result<std::string> encode(const Message& message);

@@ -1,19 +1,12 @@
 #include "rpc/outgoing.hpp"
 
-#include <cstring>
-
-#include "base/utf8.hpp"
+#include "protocol/encode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 
 namespace escouade::rpc {
 
 namespace json = boost::json;
-
-std::chrono::milliseconds default_timeout(std::string_view method) noexcept {
-  const proto::MethodInfo* m = proto::find_method(method);
-  return std::chrono::milliseconds(m ? m->timeout_ms : proto::kDefaultTimeoutMs);
-}
 
 namespace {
 
@@ -66,20 +59,9 @@ Result<Outgoing> Outgoing::make(bool request, std::string_view method, bool stat
   scratch += '}';
   // Checked once, whatever the number of peers it goes to: text handed on as it came, or a
   // string of the host's own, may hold what no line may.
-  std::optional<Error> problem;
-  if (std::memchr(scratch.data(), '\n', scratch.size()) ||
-      std::memchr(scratch.data(), '\r', scratch.size())) {
-    problem =
-        Error{proto::ErrorCode::internal,
-              std::string(method) + ": a message would hold a raw line break; it was not sent"};
-  } else if (!is_valid_utf8(scratch)) {
-    problem = Error{
-        proto::ErrorCode::internal,
-        std::string(method) + ": a message holds text that is not valid UTF-8; it was not sent"};
-  }
-  if (problem) {
+  if (auto problem = proto::line_problem(scratch)) {
     if (scratch.capacity() > 64 * 1024) std::string().swap(scratch);
-    return *problem;
+    return Error{problem->code, std::string(method) + ": " + problem->message};
   }
   auto body = std::make_shared<Body>();
   body->line.reserve(scratch.size() + 1 + (request ? kIdRoom : 0));

@@ -39,10 +39,6 @@ namespace escouade::rpc {
 // building it and writing it out again cost more than the rest of the call.
 enum class ResultForm : std::uint8_t { value, text };
 
-// The delay of a call of `method`: its timeoutMs in the plugin protocol's schema, else
-// x-defaultTimeoutMs.
-std::chrono::milliseconds default_timeout(std::string_view method) noexcept;
-
 class Outgoing {
  public:
   // A request of a method of a protocol (proto::method::X, proto::host::method::X), its params

@@ -126,7 +126,9 @@ TEST(Outgoing, DeliveryAndDelayAreTheMethods) {
   EXPECT_EQ(Outgoing::request_text("initialize", "{}")->default_delay(), milliseconds(10000));
   EXPECT_EQ(Outgoing::request_text("test/echo", "{}")->default_delay(),
             milliseconds(proto::kDefaultTimeoutMs));
-  EXPECT_EQ(default_timeout("shutdown"), milliseconds(1000));
+  EXPECT_EQ(Outgoing::request<method::Shutdown>(nullptr)->default_delay(), milliseconds(1000));
+  EXPECT_EQ(Outgoing::request_text("agent/attach", "{}")->default_delay(),
+            milliseconds(proto::kDefaultTimeoutMs));
 }
 
 // How the result comes back is the caller's choice, carried with the message.

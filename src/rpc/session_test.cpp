@@ -476,12 +476,5 @@ TEST_F(SessionTest, CoroutineCall) {
   EXPECT_EQ(got->result.at("a"), json::value(1));
 }
 
-TEST(DefaultTimeout, ComesFromTheSchema) {
-  EXPECT_EQ(default_timeout("permissions/decide"), std::chrono::milliseconds(500));
-  EXPECT_EQ(default_timeout("initialize"), std::chrono::milliseconds(10000));
-  EXPECT_EQ(default_timeout("shutdown"), std::chrono::milliseconds(1000));
-  EXPECT_EQ(default_timeout("agent/attach"), std::chrono::milliseconds(5000));
-}
-
 }  // namespace
 }  // namespace escouade::rpc
