@@ -63,11 +63,17 @@ TEST_F(Sandbox, WhatTheSandboxGivesAndWhatItDoesNot) {
   EXPECT_EQ(r.at("modulesHelper"), "undefined");
   // Never the real path of its folder, which names the user and their disk (issue 26).
   EXPECT_EQ(r.at("importMetaUrl"), "file:///plugin/plugin.mjs");
+  // import.meta.url too, the engine's own (issue 28): the spec's readFileSync(new URL(...)).
+  EXPECT_EQ(r.at("importMetaOwnUrl"), "file:///plugin/plugin.mjs");
+  EXPECT_EQ(r.at("rulesUrl"), "file:///rules.json");
   EXPECT_EQ(r.at("cwd"), "/plugin");
   call(2, "test/import");
   auto imported = answer(2);
   ASSERT_TRUE(imported);
   EXPECT_EQ(imported->at("result").at("imported"), false);
+  EXPECT_EQ(imported->at("result").at("error"),
+            "Error: a sandboxed plugin may not import at run time (import(\"node:fs\")): its "
+            "bundle holds all its code, with only node:fs and node:readline imported");
   call(3, "test/microtask");
   auto micro = answer(3);
   ASSERT_TRUE(micro);

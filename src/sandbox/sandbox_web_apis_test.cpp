@@ -50,6 +50,11 @@ TEST_F(SandboxWebApis, TheSpecsReadFileSyncOfANewUrlReadsARootFile) {
   EXPECT_EQ(result("test/rules"), json::parse(R"({"words":["deploy","rollback"]})"));
 }
 
+// The same through the module's own import.meta.url, which the engine leaves to its embedder.
+TEST_F(SandboxWebApis, ImportMetaUrlIsTheBundlesFileUrl) {
+  EXPECT_EQ(result("test/rulesByImportMeta"), json::parse(R"({"words":["deploy","rollback"]})"));
+}
+
 TEST_F(SandboxWebApis, UrlsResolveAndNormalizeAsTheStandardSays) {
   struct Case {
     const char* name;

@@ -201,7 +201,7 @@ JSObject* compile_module(JSContext* cx, std::string_view source, const char* nam
 }
 
 // The resolve hook hands out node:fs and node:readline, made once an instance; nothing else
-// reaches it (the imports were checked before linking), and import() has no hook at all.
+// reaches it (the imports were checked before linking); import() is dynamic_import's refusal.
 JSObject* resolve(JSContext* cx, JS::HandleValue, JS::HandleObject request) {
   JsInstance& in = instance_of(cx);
   const std::string specifier = utf8(cx, JS::GetModuleRequestSpecifier(cx, request));
@@ -219,6 +219,26 @@ JSObject* resolve(JSContext* cx, JS::HandleValue, JS::HandleObject request) {
     slot->set(m);
   }
   return slot->get();
+}
+
+// import.meta of the bundle: its url, the same file:// URL as globalThis._importMeta_.url, so
+// new URL('../rules.json', import.meta.url) names what readFileSync reads. Without this hook the
+// engine throws its own words ("Module metadata hook not set") at the first import.meta.
+bool module_metadata(JSContext* cx, JS::HandleValue, JS::HandleObject meta) {
+  const std::string& url = instance_of(cx).start.url;
+  JS::RootedString s(cx, JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(url.data(), url.size())));
+  return s && JS_DefineProperty(cx, meta, "url", s, JSPROP_ENUMERATE);
+}
+
+// import() at run time: refused in the sandbox's words, not the engine's ("Dynamic module import
+// is disabled..."). The promise import() returned is rejected with this error.
+bool dynamic_import(JSContext* cx, JS::HandleValue, JS::HandleObject request, JS::HandleObject) {
+  const std::string specifier = utf8(cx, JS::GetModuleRequestSpecifier(cx, request));
+  JS_ReportErrorUTF8(cx,
+                     "a sandboxed plugin may not import at run time (import(\"%s\")): its "
+                     "bundle holds all its code, with only node:fs and node:readline imported",
+                     specifier.c_str());
+  return false;
 }
 
 // Why the bundle may not run: an import other than node:fs and node:readline.
@@ -436,6 +456,8 @@ ProgramEnd run_js(Instance& instance, const wire::Start& start, Channel& channel
   JS_SetGCCallback(cx, on_gc, nullptr);
   JS::SetPromiseRejectionTrackerCallback(cx, on_rejection, nullptr);
   JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
+  JS::SetModuleMetadataHook(JS_GetRuntime(cx), module_metadata);
+  JS::SetModuleDynamicImportHook(JS_GetRuntime(cx), dynamic_import);
   channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
 
   JS::RootedObject global(cx, new_sandbox_global(cx));
