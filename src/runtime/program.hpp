@@ -43,10 +43,13 @@ struct ProgramEnd {
   std::string reason;
   // A process's exit code or signal; none for a sandboxed instance.
   std::optional<ExitStatus> status;
+  // A sandboxed instance stopped in a turn past its budget: the line of input the turn handled
+  // (its first 300 bytes), so that what caused the stop can be named; empty otherwise.
+  std::string turn;
 
   // Whether it ran at all (it was not merely never started).
   bool ran() const noexcept { return !status || status->code || status->signal; }
-  static ProgramEnd of_process(const ExitStatus& s) { return {Kind::crash, s.describe(), s}; }
+  static ProgramEnd of_process(const ExitStatus& s) { return {Kind::crash, s.describe(), s, {}}; }
 };
 
 struct ProgramEvents {

@@ -37,7 +37,7 @@ TEST(ProgramEnd, AProcessEndIsACrashSaidAsItsStatus) {
   EXPECT_EQ(end.reason, "exit code 3");
   EXPECT_TRUE(end.ran());
   EXPECT_FALSE(ProgramEnd::of_process(ExitStatus{}).ran());
-  const ProgramEnd refused{ProgramEnd::Kind::refusal, "it imports node:child_process", {}};
+  const ProgramEnd refused{ProgramEnd::Kind::refusal, "it imports node:child_process", {}, {}};
   EXPECT_TRUE(refused.ran());
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/utf8.hpp"
 #include "sandbox/watchdog.hpp"
 
 namespace escouade::sandbox {
@@ -174,17 +175,19 @@ void Channel::ready() {
 }
 
 void Channel::ended(const runtime::ProgramEnd& end) {
+  std::string turn;
   {
     std::lock_guard lock(mutex_);
     in_turn_ = false;
+    if (cause_.load() == StopCause::turn_too_long) turn = turn_message_;
   }
   send(wire::ToHost::ended,
-       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason}));
+       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason, turn}));
 }
 
 // --- its turns and limits
 
-void Channel::turn_begins(bool compile) {
+void Channel::turn_begins(bool compile, std::optional<std::string_view> message) {
   {
     std::lock_guard lock(mutex_);
     if (!has_clock_) {
@@ -197,6 +200,10 @@ void Channel::turn_begins(bool compile) {
                  : decisions_.load() > 0 ? limits_.turn_deciding.count()
                                          : limits_.turn.count();
     in_turn_ = true;
+    if (message) {
+      const std::string_view cut = message->substr(0, kTurnMessageBytes);
+      turn_message_.assign(cut.substr(0, utf8_complete_prefix(cut)));
+    }
   }
   watchdog_->turn_began();
 }
@@ -316,9 +323,15 @@ void Channel::end_helper() {
   const runtime::ProgramEnd end{
       stop_is_refusal() ? runtime::ProgramEnd::Kind::refusal : runtime::ProgramEnd::Kind::crash,
       stop_reason().value_or("its instance did not end when it was stopped"),
+      {},
       {}};
+  std::string turn;
+  if (cause_.load() == StopCause::turn_too_long) {
+    std::lock_guard lock(mutex_);
+    turn = turn_message_;
+  }
   send(wire::ToHost::ended,
-       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason}));
+       wire::encode(wire::Ended{end.kind == runtime::ProgramEnd::Kind::refusal, end.reason, turn}));
   ::_exit(0);
 }
 

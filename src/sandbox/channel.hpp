@@ -82,8 +82,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // --- its turns and limits
   // A turn of work begins or ends: the watchdog measures the CPU time between them. Its budget
   // is set when it begins (500 ms when it holds a decision then, 2000 ms otherwise) and kept
-  // until it ends; `compile` begins a compile's turn, with kCompileBudget.
-  void turn_begins(bool compile = false);
+  // until it ends; `compile` begins a compile's turn, with kCompileBudget. `message` is the line
+  // of input the turn handles (empty: none); a turn stopped past its budget names it in its end
+  // (wire::Ended::turn), cut to kTurnMessageBytes. Without one, the turn goes on with the last
+  // (a wasm guest resumed after a wait, an exception told after the turn that threw it).
+  void turn_begins(bool compile = false, std::optional<std::string_view> message = std::nullopt);
   void turn_ends();
   StopCause stop_cause() const noexcept { return cause_.load(); }
   // It must stop now: its next interrupt check ends it. If it has not ended kStopGrace later
@@ -133,6 +136,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // The CPU a compile may take (a bundle compiled at the start, or a module): a bundle that
   // needs more never will run.
   static constexpr std::chrono::milliseconds kCompileBudget{10000};
+  static constexpr std::size_t kTurnMessageBytes = 300;
   // How long an instance asked to stop has to end before its helper is ended.
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
@@ -165,6 +169,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool in_turn_ = false;
   bool compiling_ = false;
   long long budget_ms_ = 0;
+  std::string turn_message_;  // the line of the turn in progress (or the last), cut
   timespec turn_start_{};
   clockid_t clock_{};
   bool has_clock_ = false;

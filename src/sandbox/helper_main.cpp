@@ -86,7 +86,8 @@ void* instance_main(void* arg) {
   limits.turn_deciding = std::chrono::milliseconds(start->turn_deciding_ms);
   channel.set_limits(limits);
   if (!instance) {
-    channel.ended({runtime::ProgramEnd::Kind::crash, "its instance could not start: " + why, {}});
+    channel.ended(
+        {runtime::ProgramEnd::Kind::crash, "its instance could not start: " + why, {}, {}});
     ::_exit(0);
   }
   spidermonkey::set_memory_limit(*instance, limits.memory_bytes);

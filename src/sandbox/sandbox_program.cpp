@@ -50,10 +50,10 @@ constexpr bool watches_memory() {
 }
 
 ProgramEnd crash(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}};
+  return ProgramEnd{ProgramEnd::Kind::crash, std::move(reason), {}, {}};
 }
 ProgramEnd refusal(std::string reason) {
-  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}};
+  return ProgramEnd{ProgramEnd::Kind::refusal, std::move(reason), {}, {}};
 }
 
 std::string module_name(const runtime::ProgramSpec& spec) {
@@ -246,7 +246,7 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   if (!helper) {
     const bool no_room = helper.error().code == platform::Errc::exhausted;
     return finish(ProgramEnd{
-        no_room ? ProgramEnd::Kind::no_room : ProgramEnd::Kind::crash, helper.error().message, {}});
+        no_room ? ProgramEnd::Kind::no_room : ProgramEnd::Kind::crash, helper.error().message, {}, {}});
   }
   helper_ = std::move(*helper);
 
@@ -278,7 +278,9 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   ControlEvents control;
   control.ready = lifeline_.guard([this] { ready_ = true; });
   control.ended = lifeline_.guard([this](const wire::Ended& e) {
-    if (!told_) told_ = e.refusal ? refusal(e.reason) : crash(e.reason);
+    if (told_) return;
+    told_ = e.refusal ? refusal(e.reason) : crash(e.reason);
+    told_->turn = e.turn;
   });
   control.input_full = forward.input_full;
   control.input_drained = forward.input_drained;

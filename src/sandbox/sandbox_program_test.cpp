@@ -216,6 +216,9 @@ TEST_F(Sandbox, WhileItHoldsADecisionATurnHas500ms) {
   program_->decisions_held(1);
   call(2, "test/spin");
   EXPECT_EQ(ended().reason, "a turn ran past 500 ms: Escouade stopped its instance");
+  // The end names the line whose turn it was, for whoever must say what caused it.
+  EXPECT_NE(ended().turn.find(R"("method":"test/spin")"), std::string::npos) << ended().turn;
+  EXPECT_NE(ended().turn.find(R"("id":2)"), std::string::npos) << ended().turn;
 }
 
 TEST_F(Sandbox, AnUncaughtExceptionIsACrashWithItsMessage) {

@@ -140,7 +140,7 @@ class Sandbox : public ::testing::Test {
   }
   const ProgramEnd& ended() {
     EXPECT_TRUE(run_until([&] { return end_.has_value(); }));
-    static const ProgramEnd none{ProgramEnd::Kind::no_room, "it did not end", {}};
+    static const ProgramEnd none{ProgramEnd::Kind::no_room, "it did not end", {}, {}};
     return end_ ? *end_ : none;
   }
   // The program its helper runs, from /proc/<pid>/cmdline (readable though the helper is not

@@ -151,7 +151,8 @@ std::optional<Start> decode_start(std::shared_ptr<const std::string> body) {
 
 std::string encode(const Ended& e) {
   std::string out(1, e.refusal ? 'R' : 'C');
-  out += e.reason;
+  put_bytes(out, e.reason);
+  put_bytes(out, e.turn);
   return out;
 }
 
@@ -159,13 +160,20 @@ std::optional<Ended> decode_ended(std::string_view in) {
   if (in.empty() || (in[0] != 'R' && in[0] != 'C')) return std::nullopt;
   Ended e;
   e.refusal = in[0] == 'R';
-  std::string_view reason = in.substr(1);
-  if (reason.size() > kMaxReasonBytes) {
-    reason = reason.substr(0, kMaxReasonBytes);
-    reason = reason.substr(0, utf8_complete_prefix(reason));
-  }
-  if (!is_valid_utf8(reason)) return std::nullopt;
+  in.remove_prefix(1);
+  std::string_view reason;
+  std::string_view turn;
+  if (!take_view(in, reason) || !take_view(in, turn) || !in.empty()) return std::nullopt;
+  const auto capped = [](std::string_view text) {
+    if (text.size() <= kMaxReasonBytes) return text;
+    text = text.substr(0, kMaxReasonBytes);
+    return text.substr(0, utf8_complete_prefix(text));
+  };
+  reason = capped(reason);
+  turn = capped(turn);
+  if (!is_valid_utf8(reason) || !is_valid_utf8(turn)) return std::nullopt;
   e.reason.assign(reason);
+  e.turn.assign(turn);
   return e;
 }
 

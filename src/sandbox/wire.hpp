@@ -109,6 +109,7 @@ std::optional<Start> decode_start(std::shared_ptr<const std::string> body);
 struct Ended {
   bool refusal = false;  // it cannot run as it is: never restarted by itself
   std::string reason;    // the sentence of the journal
+  std::string turn;      // a turn stopped past its budget: the line it handled, cut; or empty
 };
 std::string encode(const Ended& ended);
 // Capped: a reason longer than kMaxReasonBytes is cut at a character's end.

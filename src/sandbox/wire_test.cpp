@@ -127,25 +127,35 @@ TEST(Wire, AStartRecordKeepsEverythingItHolds) {
 }
 
 TEST(Wire, AnEndIsReadAsTheHostReadsAHelpersWords) {
-  const auto crash = decode_ended(encode(Ended{false, "its instance crashed: TypeError: x"}));
+  const auto crash = decode_ended(encode(Ended{false, "its instance crashed: TypeError: x", ""}));
   ASSERT_TRUE(crash);
   EXPECT_FALSE(crash->refusal);
   EXPECT_EQ(crash->reason, "its instance crashed: TypeError: x");
-  const auto refused = decode_ended(encode(Ended{true, "its bundle imports \"node:net\""}));
+  const auto refused = decode_ended(encode(Ended{true, "its bundle imports \"node:net\"", ""}));
   ASSERT_TRUE(refused);
   EXPECT_TRUE(refused->refusal);
   // A reason of a megabyte is cut at kMaxReasonBytes, on a character's end.
   std::string long_reason = "x" + std::string(kMaxReasonBytes, '\xc3');
   for (std::size_t i = 2; i < long_reason.size(); i += 2)
     long_reason[i] = '\xa9';  // é after é
-  const auto cut = decode_ended("C" + long_reason);
+  const auto cut = decode_ended(encode(Ended{false, long_reason, long_reason}));
   ASSERT_TRUE(cut);
   EXPECT_LE(cut->reason.size(), kMaxReasonBytes);
   EXPECT_GT(cut->reason.size(), kMaxReasonBytes - 4);
-  // Not UTF-8, or no kind: not an end.
-  EXPECT_FALSE(decode_ended("C\xff"));
-  EXPECT_FALSE(decode_ended("Xreason"));
-  EXPECT_FALSE(decode_ended(""));
+  EXPECT_EQ(cut->turn, cut->reason);
+  // A turn stopped past its budget names the line it handled.
+  const auto turn = decode_ended(
+      encode(Ended{false, "a turn ran past 500 ms: Escouade stopped its instance", "{\"id\":3}"}));
+  ASSERT_TRUE(turn);
+  EXPECT_EQ(turn->turn, "{\"id\":3}");
+  // Not UTF-8, no kind, cut short or with a byte more: not an end.
+  EXPECT_FALSE(decode_ended(encode(Ended{false, "\xff", ""})));
+  EXPECT_FALSE(decode_ended(encode(Ended{false, "x", "\xff"})));
+  const std::string good = encode(Ended{false, "reason", "turn"});
+  for (std::size_t n = 0; n < good.size(); ++n)
+    EXPECT_FALSE(decode_ended(good.substr(0, n))) << n;
+  EXPECT_FALSE(decode_ended(good + "x"));
+  EXPECT_FALSE(decode_ended("X" + good.substr(1)));
 }
 
 TEST(Wire, ACountIsEightBytes) {

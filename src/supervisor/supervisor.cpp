@@ -280,7 +280,7 @@ bool Supervisor::start() {
                    std::string(runtime::to_string(config_.program.kind)) + " plugins here");
     asio::post(executor_, lifeline_.guard([this] {
       program_exited(runtime::ProgramEnd{
-          runtime::ProgramEnd::Kind::refusal, "this host cannot run its kind of program", {}});
+          runtime::ProgramEnd::Kind::refusal, "this host cannot run its kind of program", {}, {}});
     }));
     return false;
   }
@@ -316,7 +316,7 @@ bool Supervisor::start() {
     if (started.error().code == platform::Errc::exhausted) {
       journal_.warn("could not start: " + started.error().message);
       asio::post(executor_, lifeline_.guard([this, why = started.error().message] {
-        program_exited(runtime::ProgramEnd{runtime::ProgramEnd::Kind::no_room, why, {}});
+        program_exited(runtime::ProgramEnd{runtime::ProgramEnd::Kind::no_room, why, {}, {}});
       }));
       return false;
     }
@@ -482,6 +482,8 @@ void Supervisor::program_exited(const runtime::ProgramEnd& end) {
   crashes_.push_back(now);
   const int crashes = recent_crashes(now);
   journal_.error("crashed: " + end.reason + "; last lines of stderr: " + stderr_.last_lines());
+  // A sandboxed instance stopped past its turn's budget: which message it was handling.
+  if (!end.turn.empty()) journal_.error("the turn it was stopped in handled: " + end.turn);
   if (crashes > config_.restarts_allowed) {
     const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(config_.crash_window);
     const std::string reason = "stopped after " + std::to_string(crashes) + " crashes within " +

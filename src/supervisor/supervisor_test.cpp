@@ -573,7 +573,7 @@ TEST_F(SupervisorTest, ItsWordsReachTheStatusMasked) {
 TEST_F(SupervisorTest, ARefusalStopsItWithoutARestart) {
   run();
   programs_.last().end(runtime::ProgramEnd{
-      runtime::ProgramEnd::Kind::refusal, "its bundle imports node:child_process", {}});
+      runtime::ProgramEnd::Kind::refusal, "its bundle imports node:child_process", {}, {}});
   settle();
   const Status s = supervisor().status();
   EXPECT_EQ(s.state, State::stopped);

@@ -209,6 +209,30 @@ TEST_F(SandboxHost, ADecisionIsAnsweredByTheSandboxedPlugin) {
   EXPECT_EQ(echo->at("echo"), 1);
 }
 
+// The host's own decision (its 500 ms delay) to a decide handler that loops: the turn keeps the
+// 500 ms budget it began with after the host's delay passed and it answered "ask" itself, and
+// the journal names the message the turn was handling.
+TEST_F(SandboxHost, ALoopingDecideHandlerIsStoppedAt500msAndTheJournalNamesItsMessage) {
+  auto id = load("dev.sandbox.decideloop", "echo", "plugin.mjs");
+  ASSERT_TRUE(call(id, "test/echo", 0));
+  proto::DecideParams request;
+  request.request.id = "looping-decision";
+  request.request.kind = "command";
+  request.request.input = json::object{{"command", "spin forever"}};
+  request.project = {"p1", "Project One", false};
+  std::optional<Result<policy::Verdict>> out;
+  host_->decide(request, [&](Result<policy::Verdict> v) { out = std::move(v); });
+  run_until([&] { return out.has_value(); });
+  ASSERT_TRUE(*out) << (*out).error().message;
+  EXPECT_EQ((*out)->decision, proto::DecisionDecision::ask);
+  run_until([&] { return status(id).crashes == 1; });
+  EXPECT_TRUE(journal_has(id, "crashed: a turn ran past 500 ms: Escouade stopped its instance"));
+  EXPECT_TRUE(journal_has(id, "the turn it was stopped in handled: {"));
+  EXPECT_TRUE(journal_has(id, "looping-decision"));
+  auto again = call(id, "test/echo", 1);  // a new instance answers
+  ASSERT_TRUE(again) << again.error().message;
+}
+
 TEST_F(SandboxHost, AnUncaughtExceptionIsACrashAndANewInstanceIsMade) {
   auto id = load("dev.sandbox.crash", "echo", "plugin.mjs");
   ASSERT_TRUE(call(id, "test/echo", 1));

@@ -56,15 +56,35 @@ std::vector<CheckResult> BenchRun::results() const {
   return out;
 }
 
-std::optional<std::string> BenchRun::gone() const {
+std::optional<std::string> BenchRun::gone() {
   if (died_) return died_;
+  if (blame_the_turn()) return died_;
   if (link_.exited()) {
     return "because it exited earlier (" + link_.exit_status()->reason + ")";
   }
   return std::nullopt;
 }
 
+bool BenchRun::blame_the_turn() {
+  const auto& end = link_.exit_status();
+  if (!end || end->turn.empty()) return false;
+  const auto by = link_.sent_by(end->turn);
+  if (!by || by->check.empty()) return false;
+  results_[by->check] =
+      CheckResult{by->check, Verdict::fail,
+                  "its instance was stopped in the turn that handled " +
+                      (by->method.empty() ? std::string("a line of the bench") : by->method) +
+                      ": " + end->reason,
+                  "the turn's message: " + quote(end->turn)};
+  died_ = "because it exited during the " + by->check + " check (" + end->reason + ")";
+  return true;
+}
+
 void BenchRun::died_in(std::string_view name, const std::string& doing) {
+  if (blame_the_turn()) {
+    set(name, Verdict::skip, *died_);
+    return;
+  }
   const std::string status = link_.exit_status() ? link_.exit_status()->reason : "ended";
   std::string reason = "it exited (" + status + ") " + doing;
   const std::string err = link_.last_stderr();
@@ -119,15 +139,26 @@ asio::awaitable<bool> BenchRun::barrier() {
 }
 
 asio::awaitable<void> BenchRun::run() {
+  // Each line sent is remembered with the check that sent it (blame_the_turn).
+  link_.checking("handshake");
   if (co_await handshake()) {
+    link_.checking("unknown-method");
     co_await check_ids_and_unknown_method();
+    link_.checking("notification");
     co_await check_notification();
+    link_.checking("decide");
     co_await check_decide();
+    link_.checking("batch");
     co_await check_batch();
+    link_.checking("facts");
     co_await check_facts();
+    link_.checking("malformed");
     co_await check_malformed();
+    link_.checking("burst");
     co_await check_burst();
+    link_.checking("calls");
     co_await check_calls();
+    link_.checking("shutdown");
     co_await check_shutdown();
     check_stdout();
     check_answers();
@@ -156,6 +187,12 @@ asio::awaitable<bool> BenchRun::handshake() {
       seen ? std::optional<std::string>(seen->text) : std::nullopt;
 
   if (o.kind == CallOutcome::Kind::closed) {
+    // Stopped in the turn of initialize: it started, and the handshake is at fault.
+    if (blame_the_turn()) {
+      set("starts", Verdict::pass, "it started (" + link_.describe() + ")");
+      skip_rest(*died_);
+      co_return false;
+    }
     died_in("starts", "before answering initialize");
     skip_rest("because it did not start");
     co_return false;

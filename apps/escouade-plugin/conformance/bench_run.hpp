@@ -43,9 +43,14 @@ class BenchRun {
 
   bool has(std::string_view name) const { return results_.count(std::string(name)) > 0; }
   // The reason for a check that cannot run because the plugin exited before it, or nullopt.
-  std::optional<std::string> gone() const;
+  std::optional<std::string> gone();
   // Fails `name` because the plugin exited during it, and remembers it for the later ones.
   void died_in(std::string_view name, const std::string& doing);
+  // A sandboxed instance stopped in a turn past its budget (ProgramEnd::turn) is the fault of
+  // the check whose message the turn handled, whichever check saw the end: that check fails
+  // with the stop's sentence and the message, and the later ones are skipped because of it.
+  // Whether it was so.
+  bool blame_the_turn();
 
   boost::asio::awaitable<bool> handshake();
   boost::asio::awaitable<void> check_ids_and_unknown_method();

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,43 @@ TEST(ConformanceBench, TheRunJsGuardExamplePassesInTheSandbox) {
       EXPECT_EQ(c.at("verdict"), "pass") << json::serialize(c);
       EXPECT_NE(json::serialize(c).find("deny"), std::string::npos) << "rm -rf / by its rules";
     }
+  }
+}
+
+// A decide handler that loops, in the sandbox: its turn has the 500 ms of a decision, and the
+// stop is the decide check's fault, whichever check was running when the end came (issue 28:
+// the facts check was blamed). The report names the limit and the message of the turn.
+TEST(ConformanceBench, ALoopingDecisionIsStoppedAt500msAndTheDecideCheckIsBlamed) {
+  escouade::TempDir dir("bench-js-loop");
+  const fs::path folder = dir.path() / "echo";
+  fs::copy(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo", folder, fs::copy_options::recursive);
+  std::stringstream text;
+  text << std::ifstream(folder / "plugin.mjs").rdbuf();
+  std::string source = text.str();
+  const std::string loop = "command === 'spin forever'";
+  ASSERT_NE(source.find(loop), std::string::npos);
+  source.replace(source.find(loop), loop.size(), "command === 'rm -rf /'");
+  std::ofstream(folder / "plugin.mjs") << source;
+
+  Ran ran = run_cli({"test", folder.string(), "--json"});
+  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  Verdicts v;
+  v.report = json::parse(ran.out).as_object();
+  EXPECT_EQ(v.failed(), std::vector<std::string>{"decide"}) << ran.out;
+  EXPECT_EQ(v.reason("decide"),
+            "its instance was stopped in the turn that handled permissions/decide: a turn ran "
+            "past 500 ms: Escouade stopped its instance");
+  std::string message;
+  for (const auto& c : v.report.at("checks").as_array())
+    if (c.at("name") == "decide") message = json::serialize(c.at("message"));
+  EXPECT_NE(message.find("the turn's message:"), std::string::npos) << message;
+  EXPECT_NE(message.find("rm -rf /"), std::string::npos) << message;
+  for (const char* later : {"facts", "malformed", "burst", "shutdown"}) {
+    EXPECT_EQ(v.verdict(later), "skip") << later;
+    EXPECT_EQ(v.reason(later),
+              "because it exited during the decide check (a turn ran past 500 ms: Escouade "
+              "stopped its instance)")
+        << later;
   }
 }
 

@@ -149,7 +149,17 @@ asio::awaitable<rpc::CallOutcome> PluginLink::call(std::string method,
                      std::nullopt};
     co_return refused;
   }
-  co_return co_await session_->async_call(std::move(*message), timeout, asio::use_awaitable);
+  const bool decision = method == proto::method::PermissionsDecide::kName;
+  rpc::CallOutcome outcome =
+      co_await session_->async_call(std::move(*message), timeout, asio::use_awaitable);
+  // No answer within its delay: the host stops counting it held then, and so does the bench
+  // (the calls of the checks go one at a time: the open ones not sent raw are this one).
+  if (decision && (outcome.kind == rpc::CallOutcome::Kind::timeout ||
+                   outcome.kind == rpc::CallOutcome::Kind::closed)) {
+    std::erase_if(decisions_open_, [](const auto& open) { return !open.second; });
+    decisions_changed();
+  }
+  co_return outcome;
 }
 
 void PluginLink::notify(std::string_view method, std::optional<json::value> params) {
@@ -165,6 +175,7 @@ void PluginLink::send_raw(std::string line) {
     const auto* m = std::get_if<proto::Message>(&e);
     if (m && m->kind == MessageKind::request) issued_[id_text(m->id)] = {m->method, true};
   }
+  sent(line, parsed, true);
   line += '\n';
   program_->write(std::move(line), proto::Delivery::kept);
 }
@@ -280,6 +291,7 @@ void PluginLink::note_answer(proto::Message&& m, bool in_batch, std::string_view
   a.in_batch = in_batch;
   a.text = quote(line);
   const std::string key = id_text(m.id);
+  if (decisions_open_.erase(key) > 0) decisions_changed();
   if (auto it = issued_.find(key); it != issued_.end()) {
     a.matched = true;
     a.method = it->second.method;
@@ -341,9 +353,38 @@ void PluginLink::note_call(const proto::Message& m) {
   calls_.push_back(std::move(r));
 }
 
+void PluginLink::sent(std::string_view line, const proto::Parsed& parsed, bool raw) {
+  SentLine s{{check_, {}}, std::string(line.substr(0, kSentKept))};
+  bool asked = false;
+  for (const auto& e : parsed.entries) {
+    const auto* m = std::get_if<proto::Message>(&e);
+    if (!m) continue;
+    if (s.by.method.empty()) s.by.method = m->method;
+    if (m->kind == MessageKind::request && m->method == proto::method::PermissionsDecide::kName) {
+      decisions_open_[id_text(m->id)] = raw;
+      asked = true;
+    }
+  }
+  sent_.push_back(std::move(s));
+  if (asked) decisions_changed();
+}
+
+void PluginLink::decisions_changed() {
+  if (program_ && !exit_) program_->decisions_held(decisions_open_.size());
+}
+
+std::optional<PluginLink::Sent> PluginLink::sent_by(std::string_view turn) const {
+  if (turn.empty()) return std::nullopt;
+  for (auto it = sent_.rbegin(); it != sent_.rend(); ++it) {
+    if (std::string_view(it->start).substr(0, turn.size()) == turn) return it->by;
+  }
+  return std::nullopt;
+}
+
 void PluginLink::outgoing(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   const proto::Parsed parsed = out_decoder_.decode(line);
+  sent(line, parsed, false);
   for (const auto& e : parsed.entries) {
     const auto* m = std::get_if<proto::Message>(&e);
     if (!m) continue;

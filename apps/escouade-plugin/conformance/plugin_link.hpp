@@ -124,6 +124,17 @@ class PluginLink {
   // Its last lines of standard error (at most 5), for a reason.
   std::string last_stderr() const;
 
+  // The check whose messages are sent from now on (each line sent is remembered with it).
+  void checking(std::string check) { check_ = std::move(check); }
+  // A line sent, with the check that sent it and the method of its first message.
+  struct Sent {
+    std::string check;
+    std::string method;
+  };
+  // Who sent the line that begins with `turn` (a sandboxed instance names the line of the turn
+  // it was stopped in, cut: ProgramEnd::turn): the last such line's, or nullopt.
+  std::optional<Sent> sent_by(std::string_view turn) const;
+
  private:
   struct Issued {
     std::string method;
@@ -135,6 +146,10 @@ class PluginLink {
   void note_answer(proto::Message&& m, bool in_batch, std::string_view line);
   void note_call(const proto::Message& m);
   void wake();
+  // What was sent: remembered for sent_by, and the decisions it asks counted (a sandboxed
+  // instance has the shorter turn while it holds one, as under the supervisor).
+  void sent(std::string_view line, const proto::Parsed& parsed, bool raw);
+  void decisions_changed();
 
   boost::asio::any_io_executor executor_;
   std::shared_ptr<services::ServedPlugin> plugin_;
@@ -158,6 +173,15 @@ class PluginLink {
 
   // The one wait in progress (the checks run one after the other).
   std::function<void()> waiter_;
+
+  std::string check_;
+  struct SentLine {
+    Sent by;
+    std::string start;  // its first kSentKept bytes
+  };
+  static constexpr std::size_t kSentKept = 300;  // as much as a sandbox's end names
+  std::vector<SentLine> sent_;
+  std::map<std::string, bool> decisions_open_;  // permissions/decide asked, by id: sent raw
 };
 
 }  // namespace escouade::conformance

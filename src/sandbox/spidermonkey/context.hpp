@@ -45,10 +45,10 @@ std::optional<runtime::ProgramEnd> compile_js(Instance& instance, const wire::St
 runtime::ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& channel);
 
 inline runtime::ProgramEnd crash(std::string reason) {
-  return runtime::ProgramEnd{runtime::ProgramEnd::Kind::crash, std::move(reason), {}};
+  return runtime::ProgramEnd{runtime::ProgramEnd::Kind::crash, std::move(reason), {}, {}};
 }
 inline runtime::ProgramEnd refusal(std::string reason) {
-  return runtime::ProgramEnd{runtime::ProgramEnd::Kind::refusal, std::move(reason), {}};
+  return runtime::ProgramEnd{runtime::ProgramEnd::Kind::refusal, std::move(reason), {}, {}};
 }
 
 }  // namespace escouade::sandbox::spidermonkey

@@ -421,7 +421,7 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
     }
     std::optional<std::string> line = in.channel.next_input();
     if (in.channel.stop_cause() != StopCause::none) return failed(in);
-    in.channel.turn_begins();
+    in.channel.turn_begins(false, line ? std::string_view(*line) : std::string_view());
     if (line) {
       JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(line->data(), line->size()));
       if (!s) {

@@ -43,7 +43,7 @@ std::optional<std::string> WasmGuest::next_line(bool& stopped) {
   if (input_ended) return std::nullopt;
   turn_pauses();
   std::optional<std::string> line = channel.next_input();
-  turn_resumes();
+  channel.turn_begins(false, line ? std::string_view(*line) : std::string_view());
   if (channel.stop_cause() != StopCause::none) {
     stopped = true;
     return std::nullopt;
