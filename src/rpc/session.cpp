@@ -369,6 +369,11 @@ void Session::answer_arrived(Message&& m) {
              std::to_string(millis(clock_.now() - late->second.second)) +
              " ms after the call, past its delay; it was ignored");
       expired_.erase(late);
+    } else if (m.id.is_null() && m.kind == MessageKind::error_response) {
+      // JSON-RPC's answer to a line whose id could not be read: no fault of the peer's.
+      if (notice_ && !core_->closed)
+        notice_("answered a line it could not read with the error " + std::to_string(m.error.code) +
+                " (\"" + shown(m.error.message, kQuotedChars) + "\")");
     } else {
       report("sent an answer to no call in flight (id " + shown(json::serialize(m.id), 40) +
              "); it was ignored");

@@ -90,6 +90,10 @@ class Session {
 
   // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
   void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
+  // Where sentences go that tell what the peer did right but worth knowing (an error answer
+  // with id null, which JSON-RPC asks for a line it could not read): the journal's info, not
+  // the warnings of `report`. Unset: they go nowhere.
+  void set_notice(Report notice) { notice_ = std::move(notice); }
 
   // Binds a method. Unbound requests are answered methodNotFound (-32601) and reported.
   void handle(std::string method, RequestHandler handler);
@@ -198,6 +202,7 @@ class Session {
   void tell_refusals_if_back_under(bool closing);
   std::optional<std::chrono::steady_clock::time_point> armed_for_;
   std::function<void(std::string&)> redact_;
+  Report notice_;
   SendLine droppable_sink_;
   Lifeline lifeline_;
 };

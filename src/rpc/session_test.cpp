@@ -358,6 +358,23 @@ TEST_F(SessionTest, AnswerToNothingIsReported) {
   EXPECT_TRUE(reported("sent an answer to no call in flight (id 999)"));
 }
 
+// An error with id null is JSON-RPC's answer to a line whose id could not be read: told as a
+// notice, never as an answer to no call; a result with id null is still a fault.
+TEST_F(SessionTest, AnErrorWithIdNullIsANoticeNotAWarning) {
+  std::vector<std::string> notices;
+  session().set_notice([&](std::string_view s) { notices.emplace_back(s); });
+  session().feed_line(
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})");
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_FALSE(reported("no call in flight"));
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0],
+            "answered a line it could not read with the error -32700 (\"Parse error\")");
+  session().feed_line(R"({"jsonrpc":"2.0","id":null,"result":1})");
+  EXPECT_TRUE(reported("sent an answer to no call in flight (id null)"));
+  EXPECT_EQ(notices.size(), 1u);
+}
+
 TEST_F(SessionTest, CloseCompletesCallsInFlightAndStopsEverything) {
   std::vector<CallOutcome::Kind> kinds;
   session().call(request("a", std::nullopt), std::chrono::seconds(10),

@@ -288,6 +288,7 @@ bool Supervisor::start() {
       program_.get(), executor_,
       lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
+  session_->set_notice(lifeline_.guard([this](std::string_view s) { journal_.info(s); }));
   session_->set_max_in_flight(kCallsInFlight);
   run_ = std::make_unique<services::RunScope>(*session_);
   if (binder_) binder_(*session_, *run_);

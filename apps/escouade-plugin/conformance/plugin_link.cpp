@@ -83,6 +83,7 @@ PluginLink::PluginLink(asio::any_io_executor executor, runtime::ProgramFactory& 
       [this](std::string_view sentence) { plugin_->journal->warn(sentence); }, steady_clock(),
       [this](std::string_view line) { outgoing(line); });
   session_->set_redactor([journal = plugin_->journal](std::string& text) { journal->mask(text); });
+  session_->set_notice([journal = plugin_->journal](std::string_view s) { journal->info(s); });
   run_ = std::make_unique<services::RunScope>(*session_);
   services::bind_services(*session_, *run_, services, plugin_);
 }

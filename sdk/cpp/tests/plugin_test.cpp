@@ -331,6 +331,33 @@ TEST(Plugin, AFactThatDoesNotHoldIsLoggedNotAnswered) {
             "events/fact: ignored: params.seq: required field is missing");
 }
 
+// Forward compatible: a fact named after this SDK was built reaches the catch-all as it came,
+// and without one it is passed over without a word; the known facts still reach on_fact.
+TEST(Plugin, AFactOfANewNameGoesToTheCatchAllNotToAWarning) {
+  for (const bool with_catch_all : {true, false}) {
+    ScriptedHost host;
+    json::value future = fact("agent.status", 1);
+    future.as_object()["name"] = "agent.teleported";
+    future.as_object()["data"] = json::object{{"where", "mars"}};
+    host.send(notification("events/fact", future));
+    host.send(notification("events/fact", fact("agent.status", 2)));
+    escouade::Plugin p{"dev.test.sdk"};
+    std::vector<std::int64_t> known;
+    std::vector<json::object> others;
+    p.on_fact([&](const escouade::Fact& f, escouade::Context&) { known.push_back(f.seq); });
+    if (with_catch_all)
+      p.on_other_fact([&](const json::object& f, escouade::Context&) { others.push_back(f); });
+    EXPECT_EQ(p.run(host), 0);
+    EXPECT_EQ(known, std::vector<std::int64_t>{2});
+    if (with_catch_all) {
+      ASSERT_EQ(others.size(), 1u);
+      EXPECT_EQ(others[0].at("name"), "agent.teleported");
+      EXPECT_EQ(others[0].at("data").at("where"), "mars");
+    }
+    EXPECT_TRUE(host.output.empty()) << host.output.front();  // no warning logged
+  }
+}
+
 #ifdef ESCOUADE_SDK_EXCEPTIONS
 TEST(Plugin, AnExceptionFromAHandlerAnswersInternalError) {
   ScriptedHost host;

@@ -121,7 +121,15 @@ class Plugin {
   }
   // events/fact (the facts of permissions.events).
   Plugin& on_fact(std::function<void(const Fact&, Context&)> handler) {
-    return serve<method::EventsFact>(std::move(handler));
+    fact_ = std::move(handler);
+    return serve_facts();
+  }
+  // A fact of a name this SDK does not know (one Escouade added after it was built), as it
+  // came: facts grow, and a plugin keeps working. Without this handler such a fact is passed
+  // over quietly; a fact of a known name whose fields do not hold is still logged.
+  Plugin& on_other_fact(std::function<void(const boost::json::object& fact, Context&)> handler) {
+    other_fact_ = std::move(handler);
+    return serve_facts();
   }
   // Runs when shutdown comes, before its answer (after it, the plugin's output is lost), or
   // when the input ends without one.
@@ -382,6 +390,9 @@ class Plugin {
   InitializeParams init_{};
   std::function<void(Context&)> on_start_;
   std::function<void(Context&)> on_shutdown_;
+  std::function<void(const Fact&, Context&)> fact_;
+  std::function<void(const boost::json::object&, Context&)> other_fact_;
+  Plugin& serve_facts();
   std::map<std::string, RequestHandler, std::less<>> requests_;
   std::map<std::string, NotificationHandler, std::less<>> notifications_;
   std::deque<Incoming> queue_;                           // read while a call waited; served next
@@ -418,6 +429,26 @@ Plugin& Plugin::serve(F handler) {
       return boost::json::value_from(*r);
     };
   }
+  return *this;
+}
+
+inline Plugin& Plugin::serve_facts() {
+  notifications_[std::string(method::EventsFact::kName)] = [this](const boost::json::value& params,
+                                                                  Context& c) {
+    // A name that is a string this SDK does not know: the catch-all's, never a warning.
+    const boost::json::object* o = params.if_object();
+    const boost::json::value* name = o ? o->if_contains("name") : nullptr;
+    if (name && name->is_string() && !fact_name_from_string(name->get_string())) {
+      if (other_fact_) other_fact_(*o, c);
+      return;
+    }
+    Fact f{};
+    if (auto why = read(params, f)) {
+      c.log(Level::warn, std::string(method::EventsFact::kName) + ": ignored: " + *why);
+      return;
+    }
+    if (fact_) fact_(f, c);
+  };
   return *this;
 }
 
