@@ -506,6 +506,15 @@ void Supervisor::restart() {
   crashes_.clear();
   retry_timer_->cancel();
   if (program_) {
+    if (state_ == State::running && session_) {
+      intent_ = Intent::restart;
+      intent_reason_ = "restart";
+      const auto deadline = clock_.now() + kEndGrace;
+      end_at(deadline,
+             "did not end within a second of shutdown for its restart: its processes were ended");
+      send_shutdown(deadline);
+      return;
+    }
     stop_program(Intent::restart, "restart");
     return;
   }
@@ -545,15 +554,23 @@ void Supervisor::shutdown(Clock::TimePoint deadline, std::function<void()> done)
   }
   intent_ = Intent::shutdown;
   shutdown_done_ = std::move(done);
-  shutdown_timer_->wait_until(deadline, lifeline_.guard([this](bool fired) {
-    if (!fired || !program_) return;
-    journal_.warn("did not end within the second given at closing: its processes were ended");
-    program_->stop();
-  }));
+  end_at(deadline, "did not end within the second given at closing: its processes were ended");
   if (state_ != State::running || !session_) {
     program_->stop();  // still in its handshake: nothing but initialize may reach it
     return;
   }
+  send_shutdown(deadline);
+}
+
+void Supervisor::end_at(Clock::TimePoint deadline, std::string late) {
+  shutdown_timer_->wait_until(deadline, lifeline_.guard([this, late = std::move(late)](bool fired) {
+    if (!fired || !program_) return;
+    journal_.warn(late);
+    program_->stop();
+  }));
+}
+
+void Supervisor::send_shutdown(Clock::TimePoint deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
   static const rpc::Outgoing kShutdown = *rpc::Outgoing::request<proto::method::Shutdown>(nullptr);
   session_->call(kShutdown, std::max(left, std::chrono::milliseconds(1)),

@@ -97,8 +97,11 @@ class Supervisor {
   // gets the last one of each agent again before any other message.
   void attach(const std::string& agent, rpc::Outgoing message, rpc::CallDone done);
 
-  // The app's restart: crashes forgotten, the program (re)started now.
+  // The app's restart: crashes forgotten, the program (re)started now. A plugin running past
+  // its handshake is sent shutdown first, and given kEndGrace to answer and exit, as at
+  // closing, before its tree is ended.
   void restart();
+  static constexpr std::chrono::seconds kEndGrace{1};
   // Switched off (disabled: stopped, refuses everything) or on again (idle until activated).
   void set_enabled(bool enabled);
   // Stops the program, not as a crash, and leaves the plugin idle: the next activation starts
@@ -133,6 +136,11 @@ class Supervisor {
   // One more (+1) or one fewer (-1) permissions/decide call sent and not yet ended.
   void held_decisions(int change);
   void stop_program(Intent intent, std::string reason);
+  // Ends the program's tree if it still runs at `deadline`, journaling `late` then; its exit
+  // comes to program_exited with `intent_` as it is.
+  void end_at(Clock::TimePoint deadline, std::string late);
+  // Sends shutdown, its answer awaited until `deadline`.
+  void send_shutdown(Clock::TimePoint deadline);
   void set_state(State s, std::string reason = {});
   void arm_memory_timer();
   void check_memory();

@@ -405,6 +405,37 @@ TEST_F(SupervisorTest, ShutdownEscalatesPastItsSecond) {
   EXPECT_TRUE(journal_has("did not end within the second given at closing"));
 }
 
+// The app's restart of a running plugin asks it to end first, as closing does: shutdown, then
+// its second to answer and exit; a new program only once it has.
+TEST_F(SupervisorTest, ARestartSendsShutdownAndWaitsItsSecond) {
+  run();
+  supervisor().restart();
+  settle();
+  EXPECT_TRUE(journal_has("answered shutdown"));
+  EXPECT_EQ(programs_.made().size(), 2u);  // it exited by itself: the new one started
+  EXPECT_EQ(programs_.made().front()->stops(), 0);
+  EXPECT_NE(programs_.made().front()->received().back().find(R"("method":"shutdown")"),
+            std::string::npos);
+  EXPECT_EQ(supervisor().status().state, State::running);
+}
+
+TEST_F(SupervisorTest, ARestartEndsAPluginThatDoesNotExitAfterItsSecond) {
+  programs_.prepare = [](MemoryPeer& peer) { keeps_to_protocol(peer, 1, false); };
+  run();
+  supervisor().restart();
+  settle();
+  EXPECT_EQ(programs_.made().size(), 1u);  // it answered but did not exit
+  advance(milliseconds(999));
+  EXPECT_EQ(programs_.last().stops(), 0);
+  advance(milliseconds(1));
+  settle();
+  EXPECT_EQ(programs_.made().front()->stops(), 1);
+  EXPECT_TRUE(journal_has(
+      "did not end within a second of shutdown for its restart: its processes were ended"));
+  EXPECT_EQ(programs_.made().size(), 2u);
+  EXPECT_EQ(supervisor().status().crashes, 0);
+}
+
 TEST_F(SupervisorTest, ARestartGivesEachAgentsLastAttachmentFirst) {
   run();
   supervisor().attach("agent-1",
