@@ -286,11 +286,16 @@ void Host::call(std::string_view id, rpc::Outgoing request,
   }
   const auto delay = timeout.value_or(request.default_delay());
   const auto form = request.form();
+  std::function<void(rpc::CallOutcome&)> journal_decision;
+  if (request.method() == proto::method::PermissionsDecide::kName)
+    journal_decision = decision_journal(*p, request.params_text());
   // Moved into the completion, not copied: its journal and masker are shared pointers.
   auto finish =
       [done = std::move(done),
        end = CallEnd{std::string(id), std::string(request.method()), delay, p->journal, p->masker},
-       form, host = lifeline_.token(), this](rpc::CallOutcome o) {
+       form, host = lifeline_.token(), this,
+       journal_decision = std::move(journal_decision)](rpc::CallOutcome o) {
+        if (journal_decision) journal_decision(o);
         if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
         Answer a;
         if (form == rpc::ResultForm::value) {

@@ -170,6 +170,11 @@ class Host {
     std::shared_ptr<Masker> masker;
   };
   static std::optional<Error> settle(const CallEnd& end, rpc::CallOutcome& o, const Host* host);
+  // A permissions/decide sent through call() (host/call) is journaled as Host::decide journals
+  // each vote: what the completion of that call does first, before settle(). `params` is the
+  // request's params as sent.
+  std::function<void(rpc::CallOutcome&)> decision_journal(const Plugin& p,
+                                                          std::string_view params) const;
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;
   void serve(Plugin& p);

@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <cstddef>
@@ -97,7 +98,50 @@ void vote_of(Vote& v, rpc::CallOutcome& o, Journal& journal, const Unanswered& u
   v.reason = "it " + unanswered();
 }
 
+// The journal line of one vote: `what` the request is, and the vote with its words.
+void vote_line(std::string& line, std::string_view what, const Vote& v) {
+  line.clear();
+  line.append(what).append(": ").append(to_string(v.kind));
+  if (v.message) {
+    line.append(": ").append(*v.message);
+  } else if (!v.reason.empty()) {
+    line.append(": ").append(v.reason);
+  }
+}
+
+// What a journal line says of a request: its id and its kind.
+std::string what_is_asked(std::string_view id, std::string_view kind) {
+  return "permissions/decide " + quote_name(id) + " (" + std::string(kind) + ")";
+}
+
 }  // namespace
+
+std::function<void(rpc::CallOutcome&)> Host::decision_journal(const Plugin& p,
+                                                              std::string_view params) const {
+  // The app's text, read again here (a decision asked through host/call is rare; host/decide
+  // is the path that counts): its id and kind name the request in the line.
+  std::string what = "permissions/decide";
+  boost::system::error_code ec;
+  const json::value read = json::parse(params, ec);
+  proto::DecideParams request;
+  proto::ReadContext ctx;
+  if (!ec && proto::read_value(read, request, ctx))
+    what = what_is_asked(request.request.id, request.request.kind);
+  return [what = std::move(what), journal = p.journal, id = p.manifest.id, host = lifeline_.token(),
+          this](rpc::CallOutcome& o) {
+    Vote v;
+    v.id = id;
+    vote_of(v, o, *journal, [&]() -> std::string {
+      return host ? unanswered_because(v.id) : "is closing with the host";
+    });
+    if (v.kind == Vote::Kind::timeout) return;  // journaled by the session
+    if (v.message) journal->mask(*v.message);
+    journal->mask(v.reason);
+    std::string line;
+    vote_line(line, what, v);
+    journal->info(line);
+  };
+}
 
 void Host::decide(const proto::DecideParams& request, DecideDone done) {
   // Encoded once for every plugin asked: each line differs only by its id. Written as text
@@ -107,8 +151,8 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   auto message =
       rpc::Outgoing::request<proto::method::PermissionsDecide>(request, rpc::ResultForm::text);
   // What each plugin's journal line says of the request, made once.
-  auto what = std::make_shared<const std::string>(
-      "permissions/decide " + quote_name(request.request.id) + " (" + request.request.kind + ")");
+  auto what =
+      std::make_shared<const std::string>(what_is_asked(request.request.id, request.request.kind));
   auto pending = std::make_shared<Pending>(clock_.make_timer(executor_), std::move(done));
   std::vector<Plugin*> asked;
   asked.reserve(load_order_.size());
@@ -157,15 +201,8 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
       if (v.message) journal->mask(*v.message);
       journal->mask(v.reason);
       if (v.kind != Vote::Kind::timeout) {  // a timeout is journaled by the session
-        std::string& line = pending->line;
-        line.clear();
-        line.append(*what).append(": ").append(to_string(v.kind));
-        if (v.message) {
-          line.append(": ").append(*v.message);
-        } else if (!v.reason.empty()) {
-          line.append(": ").append(v.reason);
-        }
-        journal->info(line);
+        vote_line(pending->line, *what, v);
+        journal->info(pending->line);
       }
       pending->filled[i] = true;
       if (--pending->left == 0) pending->finish();

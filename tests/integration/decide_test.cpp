@@ -64,6 +64,24 @@ TEST(Decide, ARefusalWinsAndSaysWhoAndWhy) {
   expect_journal(host, "dev.deny", R"(permissions/decide "r1" (command): deny: no pushes to main)");
 }
 
+// The same request asked of one plugin through host/call: its journal says it as host/decide
+// does (issue 28), and an answer that does not hold is said as well.
+TEST(Decide, ADecisionAskedThroughHostCallIsJournaledLikeHostDecide) {
+  HostClient host;
+  decider(host, "dev.deny", {{"decision", "deny"}, {"message", "no pushes to main"}});
+  auto a = host.call("host/call", json::object{{"id", "dev.deny"},
+                                               {"method", "permissions/decide"},
+                                               {"params", request("git push origin main")}});
+  ASSERT_TRUE(a.ok()) << a.error_message;
+  EXPECT_EQ(a.result.at("decision"), "deny");
+  expect_journal(host, "dev.deny", R"(permissions/decide "r1" (command): deny: no pushes to main)");
+  decider(host, "dev.wrong", {{"decision", "perhaps"}});
+  host.call("host/call",
+            json::object{
+                {"id", "dev.wrong"}, {"method", "permissions/decide"}, {"params", request("ls")}});
+  expect_journal(host, "dev.wrong", R"(permissions/decide "r1" (command): error: its answer )");
+}
+
 TEST(Decide, AllowedOnlyWhenEveryPluginAllows) {
   HostClient host;
   decider(host, "dev.one", {{"decision", "allow"}});
