@@ -5,11 +5,23 @@
 
 namespace escouade::supervisor {
 
+namespace {
+
+// 10000 as "10,000", as the spec writes its numbers.
+std::string thousands(std::size_t n) {
+  std::string digits = std::to_string(n);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+}  // namespace
+
 StderrLog::StderrLog(boost::asio::any_io_executor executor, Journal& journal, Clock& clock)
     : journal_(journal),
       clock_(clock),
       summary_timer_(clock.make_timer(std::move(executor))),
-      refilled_(clock.now()) {}
+      window_start_(clock.now()) {}
 
 void StderrLog::piece(std::string_view piece) {
   const std::size_t room = kLongLineKept - std::min(kLongLineKept, long_.size());
@@ -20,8 +32,8 @@ void StderrLog::piece(std::string_view piece) {
 void StderrLog::line(std::string_view end) {
   if (long_.empty()) {
     // The fast way through a flood: a line past the budget costs no allocation.
-    refill();
-    if (line_tokens_ < 1) return dropped(end);
+    roll();
+    if (window_full_) return dropped(end);
   }
   std::string text;
   if (long_.empty()) {
@@ -42,9 +54,10 @@ void StderrLog::line(std::string_view end) {
 void StderrLog::dropped(std::string_view text) {
   ++dropped_lines_;
   dropped_bytes_ += text.size();
+  window_full_ = true;
   if (!summary_armed_) {
     summary_armed_ = true;
-    summary_timer_->wait_until(clock_.now() + kSummaryEvery, lifeline_.guard([this](bool fired) {
+    summary_timer_->wait_until(window_start_ + kWindow, lifeline_.guard([this](bool fired) {
       if (!fired) return;  // cancelled by the program's end, which reported
       summary_armed_ = false;
       report_dropped();
@@ -61,22 +74,22 @@ void StderrLog::keep_last(std::string_view text) {
   last_count_ = std::min(last_count_ + 1, kLastLinesKept);
 }
 
-void StderrLog::refill() {
+void StderrLog::roll() {
   const auto now = clock_.now();
-  const double seconds = std::chrono::duration<double>(now - refilled_).count();
-  refilled_ = now;
-  line_tokens_ = std::min<double>(kBurstLines, line_tokens_ + seconds * kLinesPerSecond);
-  byte_tokens_ = std::min<double>(kBurstBytes, byte_tokens_ + seconds * kBytesPerSecond);
+  if (now - window_start_ < kWindow) return;
+  // Windows follow each other from the first: a quiet spell skips whole ones.
+  window_start_ += kWindow * ((now - window_start_) / kWindow);
+  window_lines_ = 0;
+  window_bytes_ = 0;
+  window_full_ = false;
 }
 
 bool StderrLog::take(std::size_t bytes) {
-  refill();
-  // A line longer than the whole byte budget passes when the budget is full, so that one long
-  // line (a stack trace on one line) is not always lost.
-  const double cost = std::min<double>(static_cast<double>(bytes), kBurstBytes);
-  if (line_tokens_ < 1 || byte_tokens_ < cost) return false;
-  line_tokens_ -= 1;
-  byte_tokens_ -= cost;
+  roll();
+  if (window_full_ || window_lines_ >= kWindowLines || window_bytes_ + bytes > kWindowBytes)
+    return false;
+  ++window_lines_;
+  window_bytes_ += bytes;
   return true;
 }
 
@@ -84,10 +97,9 @@ void StderrLog::report_dropped() {
   if (dropped_lines_ == 0) return;
   journal_.warn(std::to_string(dropped_lines_) + " line" + (dropped_lines_ == 1 ? "" : "s") +
                 " of stderr dropped (" + std::to_string(dropped_bytes_) +
-                " bytes): it wrote more than its journal keeps (" +
-                std::to_string(kLinesPerSecond) + " lines and " +
-                std::to_string(kBytesPerSecond / 1024) + " KiB a second, after a burst of " +
-                std::to_string(kBurstLines) + " lines)");
+                " bytes): it wrote more than its journal keeps (" + thousands(kWindowLines) +
+                " lines or " + std::to_string(kWindowBytes / 1024) + " KiB in " +
+                std::to_string(kWindow.count()) + " s)");
   dropped_lines_ = 0;
   dropped_bytes_ = 0;
 }
@@ -104,9 +116,10 @@ void StderrLog::new_run() {
   last_next_ = 0;
   long_.clear();
   long_dropped_ = 0;
-  line_tokens_ = kBurstLines;
-  byte_tokens_ = kBurstBytes;
-  refilled_ = clock_.now();
+  window_start_ = clock_.now();
+  window_lines_ = 0;
+  window_bytes_ = 0;
+  window_full_ = false;
 }
 
 std::string StderrLog::last_lines() const {

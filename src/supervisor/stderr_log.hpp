@@ -4,10 +4,14 @@
 // one is gathered from its pieces, so that the masking of secrets sees it whole), within a
 // budget, and the last lines kept for a crash report.
 //
-// The budget: a burst of kBurstLines lines or kBurstBytes bytes, refilled at kLinesPerSecond and
-// kBytesPerSecond. A flood past it is not journaled: its lines are counted, and within
-// kSummaryEvery of the first one dropped a line says "N lines of stderr dropped (B bytes)". A
-// dropped line costs no masking and no write, and the journal's history is not rotated away.
+// The budget is journald's default rate limit (RateLimitIntervalSec=30s, RateLimitBurst=10000):
+// in each window of kWindow from the first line, kWindowLines lines and kWindowBytes bytes. Past
+// either, the rest of the window is not journaled: its lines are counted, and when the window
+// ends (or the program does) a line says "N lines of stderr dropped (B bytes)". A dropped line
+// costs no masking and no write. The bytes keep a flood from rotating the journal's history
+// away: 512 KiB of text a window (52 bytes a line on average at 10,000 lines), under 1 MB a
+// window with each line's date and level, so what the journal held before the worst flood
+// stays in its 2 MB (the file and the one before) for a minute at least, not for seconds.
 //
 // Thread: the host's; its timer's handler is guarded.
 
@@ -28,11 +32,9 @@ namespace escouade::supervisor {
 
 class StderrLog {
  public:
-  static constexpr std::size_t kBurstLines = 200;
-  static constexpr std::size_t kBurstBytes = 64 * 1024;
-  static constexpr std::size_t kLinesPerSecond = 10;
-  static constexpr std::size_t kBytesPerSecond = 8 * 1024;
-  static constexpr std::chrono::seconds kSummaryEvery{10};
+  static constexpr std::chrono::seconds kWindow{30};
+  static constexpr std::size_t kWindowLines = 10000;
+  static constexpr std::size_t kWindowBytes = 512 * 1024;
   // Of a line that comes in pieces, the bytes kept (the journal keeps 16 KiB of an entry).
   static constexpr std::size_t kLongLineKept = 64 * 1024;
   // The last lines quoted in a crash report.
@@ -54,7 +56,8 @@ class StderrLog {
 
  private:
   bool take(std::size_t bytes);
-  void refill();
+  // A new window begins when the last one is over.
+  void roll();
   void dropped(std::string_view text);
   void keep_last(std::string_view text);
   void report_dropped();
@@ -68,9 +71,10 @@ class StderrLog {
   std::size_t last_count_ = 0;    // how many of last_ hold a line
   std::string long_;              // the pieces of a long line so far
   std::size_t long_dropped_ = 0;  // its bytes past kLongLineKept
-  double line_tokens_ = kBurstLines;
-  double byte_tokens_ = kBurstBytes;
-  Clock::TimePoint refilled_;
+  Clock::TimePoint window_start_;
+  std::size_t window_lines_ = 0;  // journaled in this window
+  std::size_t window_bytes_ = 0;
+  bool window_full_ = false;         // a line was dropped: the rest of the window is
   std::uint64_t dropped_lines_ = 0;  // since the last summary
   std::uint64_t dropped_bytes_ = 0;
   bool summary_armed_ = false;

@@ -11,7 +11,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,7 @@
 namespace escouade::supervisor {
 namespace {
 
+namespace fs = std::filesystem;
 namespace json = boost::json;
 using runtime::MemoryPeer;
 using std::chrono::milliseconds;
@@ -536,40 +540,56 @@ TEST_F(SupervisorTest, ClosingWhileItWaitsForRoomStartsNothingMore) {
   EXPECT_EQ(supervisor().status().state, State::stopped);
 }
 
-TEST_F(SupervisorTest, AStderrFloodIsCountedNotJournaled) {
+// journald's default budget: 10,000 lines in each 30 s window; past it the rest of the window
+// is counted, and the count journaled when the window ends.
+TEST_F(SupervisorTest, AStderrFloodPastTenThousandLinesIsCountedNotJournaled) {
   run();
-  constexpr int kLines = 1000;
-  for (int i = 1; i <= kLines; ++i)
-    programs_.last().say_error("line " + std::to_string(i));
+  const int lines = static_cast<int>(StderrLog::kWindowLines) + 50;
+  for (int i = 1; i <= lines; ++i)
+    programs_.last().say_error("l" + std::to_string(i));
   settle();
-  const auto count_stderr = [&] {
-    int n = 0;
-    for (const auto& line : journal_.tail(500))
-      if (line.find("stderr: line ") != std::string::npos) ++n;
-    return n;
-  };
-  EXPECT_EQ(count_stderr(), static_cast<int>(StderrLog::kBurstLines));
-  // What it wrote before the flood is still in the journal: the flood did not push it out.
-  EXPECT_TRUE(journal_has("started: in memory, dev.test.supervised"));
+  const auto tail = journal_.tail(500);
+  ASSERT_FALSE(tail.empty());
+  EXPECT_NE(tail.back().find("stderr: l10000"), std::string::npos) << tail.back();
+  EXPECT_FALSE(journal_has("stderr: l10001"));
   EXPECT_FALSE(journal_has("lines of stderr dropped"));
-  advance(StderrLog::kSummaryEvery);
-  EXPECT_TRUE(journal_has("800 lines of stderr dropped ("));
-  // The budget comes back with time: 10 lines a second.
+  advance(StderrLog::kWindow);
+  EXPECT_TRUE(
+      journal_has("50 lines of stderr dropped (300 bytes): it wrote more than its journal keeps "
+                  "(10,000 lines or 512 KiB in 30 s)"));
+  // A new window, a new budget.
   programs_.last().say_error("after the flood");
   settle();
   EXPECT_TRUE(journal_has("stderr: after the flood"));
 }
 
+// The bytes of a window are bounded too (512 KiB, half a journal file): a flood of long lines
+// cannot rotate the journal's history away within seconds.
+TEST_F(SupervisorTest, AFloodOfLongStderrLinesKeepsTheJournalsHistory) {
+  run();
+  const std::string kilobyte(1000, 'x');
+  for (int i = 0; i < 600; ++i)
+    programs_.last().say_error(kilobyte);
+  settle();
+  advance(StderrLog::kWindow);
+  // 524 lines of 1000 bytes fit in 512 KiB; the 76 others were counted.
+  EXPECT_TRUE(journal_has("76 lines of stderr dropped (76000 bytes)"));
+  std::stringstream file;
+  file << std::ifstream(logs_.path() / "dev.test.supervised.log").rdbuf();
+  EXPECT_NE(file.str().find("started: in memory, dev.test.supervised"), std::string::npos);
+  EXPECT_FALSE(fs::exists(logs_.path() / "dev.test.supervised.log.1"));  // never rotated
+}
+
 TEST_F(SupervisorTest, ACrashReportQuotesItsLastStderrLinesEvenWhenTheyWereDropped) {
   run();
-  for (int i = 1; i <= 300; ++i)
+  for (int i = 1; i <= 10100; ++i)
     programs_.last().say_error("line " + std::to_string(i));
   programs_.last().exit(3);
   settle();
-  // The count comes at its end, without waiting for the summary's 10 s.
+  // The count comes at its end, without waiting for the window's end.
   EXPECT_TRUE(journal_has("100 lines of stderr dropped ("));
-  EXPECT_TRUE(journal_has("last lines of stderr: line 291 | "));
-  EXPECT_TRUE(journal_has(" | line 300"));
+  EXPECT_TRUE(journal_has("last lines of stderr: line 10091 | "));
+  EXPECT_TRUE(journal_has(" | line 10100"));
 }
 
 TEST_F(SupervisorTest, ItsWordsReachTheStatusMasked) {
