@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
                  "A plugin past this resident memory (its whole process tree) is stopped")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  bool journal_at_once = false;
+  cli.add_flag("--journal-at-once", journal_at_once,
+               "Write each journal line before going on, not about 10 ms later on a thread of "
+               "its own: for one who follows the files and wants each line before what follows "
+               "it (escouade-plugin run)");
   std::string keychain_choice = "secret-service";
   cli.add_option("--keychain", keychain_choice,
                  "Where plugins' secrets are kept: secret-service (the system's keychain), or "
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
   config.lang = lang;
   config.escouade_version = escouade_version;
   config.memory_limit_mb = memory_limit_mb;
+  config.journal_at_once = journal_at_once;
   for (char** e = environ; e && *e; ++e)
     config.base_env.emplace_back(*e);
   config.check_environment = manifest::process_environment();

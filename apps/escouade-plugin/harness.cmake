@@ -24,6 +24,7 @@ if(ESCOUADE_BUILD_TESTS)
     ESCOUADE_PLUGIN_BINARY="$<TARGET_FILE:escouade-plugin>"
     ESCOUADE_HOST_BINARY="$<TARGET_FILE:escouade-host>"
     ESCOUADE_FIXTURE_PLUGIN="$<TARGET_FILE:fixture_plugin>"
-    ESCOUADE_HARNESS_TESTDATA="${CMAKE_CURRENT_SOURCE_DIR}/harness/testdata")
+    ESCOUADE_HARNESS_TESTDATA="${CMAKE_CURRENT_SOURCE_DIR}/harness/testdata"
+    ESCOUADE_SANDBOX_FIXTURES="${PROJECT_SOURCE_DIR}/tests/fixtures/sandbox")
   add_dependencies(harness_run_test escouade-plugin escouade-host fixture_plugin)
 endif()

@@ -59,7 +59,7 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
       programs_(programs),
       clock_(clock),
       on_status_(std::move(on_status)),
-      journal_writer_(std::make_shared<JournalWriter>()),
+      journal_writer_(config_.journal_at_once ? nullptr : std::make_shared<JournalWriter>()),
       workers_(executor_, config_.worker_threads),
       settings_(config_.data_dir / "plugin-settings"),
       timer_pacer_(executor_, clock_) {
@@ -310,9 +310,9 @@ void Host::call(std::string_view id, rpc::Outgoing request,
       };
   if (request.method() == supervisor::kAttachMethod && !request.params_text().empty()) {
     const std::string agent = proto::attached_agent(request.params_text());
-    p->supervisor->attach(agent, std::move(request), std::move(finish));
+    p->supervisor->attach(agent, std::move(request), closed_after_its_end(std::move(finish)));
   } else {
-    p->supervisor->call(std::move(request), delay, std::move(finish));
+    p->supervisor->call(std::move(request), delay, closed_after_its_end(std::move(finish)));
   }
 }
 

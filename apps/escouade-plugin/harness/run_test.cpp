@@ -191,6 +191,50 @@ TEST_F(HarnessRun, AKillShowsTheCrashAndTheRestart) {
   EXPECT_TRUE(r.line_has("dev.test.guard: running, pid", "crashes 1")) << r.out;
 }
 
+// The sandbox's echo fixture, copied to `parent`: a run.js plugin with permissions.decide.
+fs::path sandboxed_echo(const fs::path& parent) {
+  fs::copy(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo", parent / "echo",
+           fs::copy_options::recursive);
+  return parent / "echo";
+}
+
+// A sandboxed instance killed by the scenario is a crash, as a process's is: an author rehearses
+// the restart of a run.js plugin the same way.
+TEST_F(HarnessRun, AKillEndsASandboxedInstanceAsACrash) {
+  const fs::path echo = sandboxed_echo(plugins_.path());
+  Ran r = run({echo.string()},
+              "call test/echo {\"n\":1}\nkill\nawait dev.test.sandbox-echo running\n"
+              "call test/echo {\"n\":2}\nstatus\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(r.has("the host saw it: restarting")) << r.out;
+  EXPECT_TRUE(r.line_has("* dev.test.sandbox-echo: restarting: crashed:", "")) << r.out;
+  EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: running", "crashes 1")) << r.out;
+}
+
+// A bundle the sandbox refuses: a decision asked of it says why, not that it is starting; and
+// each journal line is shown once, in order.
+TEST_F(HarnessRun, ADecisionAskedOfARefusedBundleSaysTheRefusal) {
+  const fs::path echo = sandboxed_echo(plugins_.path());
+  fs::copy_file(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "hostile" / "imports_child_process.mjs",
+                echo / "plugin.mjs", fs::copy_options::overwrite_existing);
+  Ran r = run({echo.string()}, "decide command ls\nwait 300\nstatus\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: error (it is stopped: its bundle imports",
+                         "node:child_process"))
+      << r.out;
+  EXPECT_FALSE(r.has("it is starting")) << r.out;
+  // Each journal line once, and those the host wrote before the decision's outcome before it.
+  std::istringstream lines(r.out);
+  int refusals = 0;
+  for (std::string line; std::getline(lines, line);)
+    refusals += line.find("| dev.test.sandbox-echo") != std::string::npos &&
+                line.find("error stopped: its bundle imports") != std::string::npos;
+  EXPECT_EQ(refusals, 1) << r.out;
+  EXPECT_TRUE(r.before("info  started: plugin.mjs in the sandbox", "error stopped: its bundle"))
+      << r.out;
+  EXPECT_TRUE(r.before("error stopped: its bundle", "\n  ask\n")) << r.out;
+}
+
 TEST_F(HarnessRun, ShortFormsFromAPipe) {
   const fs::path guard = make_plugin(plugins_.path(), {"dev.test.guard"});
   Ran r = run({guard.string(), "--no-journal"},

@@ -246,7 +246,10 @@ int run_harness(const RunOptions& options, std::ostream& out) {
   EventLoop loop;  // declared first, destroyed last (base/event_loop.hpp)
   asio::io_context& io = loop.io();
   RunSession session(io, options, data_dir, print);
-  if (!session.start_host({"--data-dir", data_dir.string(), "--keychain", keychain})) return 2;
+  // Each journal line on disk before the answer that follows it: shown in order.
+  if (!session.start_host(
+          {"--data-dir", data_dir.string(), "--keychain", keychain, "--journal-at-once"}))
+    return 2;
 
   std::unique_ptr<LineSource> source;
   if (!options.scenario.empty()) {
