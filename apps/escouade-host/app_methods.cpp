@@ -60,7 +60,7 @@ hp::PluginStatus plugin_status(const supervisor::Status& s) {
 }
 
 void load(host::Host& host, const hp::LoadParams& p, rpc::Reply<method::HostLoad> reply) {
-  auto loaded = host.load(p.folder);
+  auto loaded = host.load(p.folder, p.sha256);
   if (!loaded) return reply.error(loaded.error());
   hp::Loaded out;
   out.id = loaded->id;

@@ -18,6 +18,8 @@
 #include "protocol/message.hpp"
 #include "protocol/wire_error.hpp"
 #include "rpc/session.hpp"
+#include "runtime/module_fingerprint.hpp"
+#include "runtime/own_folder.hpp"
 #include "services/bind.hpp"
 
 namespace escouade::host {
@@ -111,24 +113,65 @@ supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m
   c.program.env.push_back("ESCOUADE_PLUGIN_API=" + std::to_string(proto::kProtocolVersion));
   c.program.env.push_back("ESCOUADE_VERSION=" + config_.escouade_version);
   c.escouade_version = config_.escouade_version;
+  c.program.escouade_version = config_.escouade_version;
   c.lang = config_.lang;
   c.memory_limit_bytes = config_.memory_limit_mb * 1024 * 1024;
   c.memory_period = config_.memory_period;
   return c;
 }
 
-Result<Loaded> Host::load(const std::filesystem::path& folder) {
+JournalOptions Host::journal_options(const std::string& id) const {
+  JournalOptions jo;
+  jo.dir = config_.data_dir / "plugin-logs";
+  jo.plugin_id = id;
+  jo.writer = journal_writer_;
+  return jo;
+}
+
+Result<void> Host::check_fingerprint(const manifest::Manifest& m, const std::string& sha256) {
+  if (!runtime::is_sha256_hex(sha256))
+    return Error{proto::ErrorCode::invalid_params,
+                 "sha256: \"" + sha256.substr(0, 80) +
+                     "\" is not a SHA-256: expected 64 hexadecimal digits"};
+  const auto [spec, runs] = runtime::program_of(m);
+  if (!runs || (spec.kind != runtime::RunKind::js && spec.kind != runtime::RunKind::wasm))
+    return Error{
+        proto::ErrorCode::invalid_params,
+        "sha256: only a run.js or run.wasm plugin has a module to check; " + m.id + " has none"};
+  std::error_code ec;
+  const auto relative = std::filesystem::relative(spec.module, spec.folder, ec);
+  const std::string name =
+      ec || relative.empty() ? spec.module.filename().string() : relative.generic_string();
+  // Read as the sandbox reads it: beneath its folder, no link out, its size while it is read.
+  auto bytes = runtime::OwnFolder::open(spec.folder)->read_bytes(name, manifest::kMaxModuleBytes);
+  if (!bytes) {
+    return Error{proto::ErrorCode::invalid_params,
+                 "its module " + name + " cannot be read: " + bytes.error().message};
+  }
+  auto wrong = runtime::fingerprint_mismatch(name, *bytes, sha256);
+  if (!wrong) return {};
+  // Its journal says so, loaded before or not: the app shows it by its id.
+  if (Plugin* known = find(m.id)) {
+    known->journal->error("refused: " + *wrong);
+  } else {
+    Journal(journal_options(m.id)).error("refused: " + *wrong);
+  }
+  return Error{proto::ErrorCode::invalid_params, *wrong};
+}
+
+Result<Loaded> Host::load(const std::filesystem::path& folder,
+                          std::optional<std::string> module_sha256) {
   auto m = manifest::load_manifest(folder, config_.check_environment);
   if (!m) return m.error();
+  // Before anything of the plugin changes: a refused update leaves the version that runs.
+  if (module_sha256) {
+    if (auto checked = check_fingerprint(*m, *module_sha256); !checked) return checked.error();
+  }
   const std::string id = m->id;
   Plugin* p = find(id);
   if (!p) {
     auto fresh = std::make_unique<Plugin>();
-    JournalOptions jo;
-    jo.dir = config_.data_dir / "plugin-logs";
-    jo.plugin_id = id;
-    jo.writer = journal_writer_;
-    fresh->journal = std::make_shared<Journal>(std::move(jo));
+    fresh->journal = std::make_shared<Journal>(journal_options(id));
     fresh->masker = std::make_shared<Masker>();
     fresh->journal->set_masker([m = fresh->masker](std::string& text) { m->mask(text); });
     p = fresh.get();
@@ -138,9 +181,12 @@ Result<Loaded> Host::load(const std::filesystem::path& folder) {
     p->supervisor.reset();  // an update: its process ends, the next one starts from now's manifest
   }
   p->manifest = std::move(*m);
+  p->module_sha256 = std::move(module_sha256);
   p->journal->info("loaded: version " + p->manifest.version + " from " +
-                   p->manifest.folder.string());
+                   p->manifest.folder.string() +
+                   (p->module_sha256 ? ", its module's fingerprint checked" : ""));
   auto config = supervisor_config(p->manifest);
+  config.program.module_sha256 = p->module_sha256;
   if (config.runnable) programs_.prepare(config.program);  // a sandboxed module compiles now
   p->supervisor = std::make_unique<supervisor::Supervisor>(executor_, std::move(config), programs_,
                                                            *p->journal, on_status_, clock_);

@@ -107,8 +107,13 @@ class Host {
 
   // Checks the manifest of the plugin in `folder`; the plugin is then known, not started.
   // Loading an id again replaces it: its process is stopped and the next one gets the
-  // manifest and permissions of now.
-  Result<Loaded> load(const std::filesystem::path& folder);
+  // manifest and permissions of now. `module_sha256`: the fingerprint of a store plugin's module
+  // (plugin.wasm, or a run.js plugin's bundle) from its version.json; a module whose SHA-256
+  // differs is refused (-32602, both digests named, journaled), nothing of the plugin changed
+  // and nothing compiled, and every later compile and start checks the bytes it reads against
+  // it again. Without one, the module is trusted as a folder's is.
+  Result<Loaded> load(const std::filesystem::path& folder,
+                      std::optional<std::string> module_sha256 = std::nullopt);
   // Switches the plugin on or off for a project. Switched off: its process is stopped; when it
   // is on for no project any more, its state is disabled.
   Result<void> enable(std::string_view id, const Project& project);
@@ -162,8 +167,13 @@ class Host {
     // What the services know of it; a new one with each manifest.
     std::shared_ptr<services::ServedPlugin> served;
     std::unique_ptr<supervisor::Supervisor> supervisor;
-    std::map<std::string, Project> projects;  // where it is on, by project id
+    std::map<std::string, Project> projects;   // where it is on, by project id
+    std::optional<std::string> module_sha256;  // its store's fingerprint of its module
   };
+  JournalOptions journal_options(const std::string& id) const;
+  // The fingerprint given to load() checked against the module as it is now; the error says
+  // why it is refused.
+  Result<void> check_fingerprint(const manifest::Manifest& m, const std::string& sha256);
 
   // What the end of one call needs to know, kept by its completion.
   struct CallEnd {

@@ -99,6 +99,12 @@ struct ProgramSpec {
   // set, PATH is not searched again at the start: what runs is what was checked.
   std::filesystem::path executable;
   std::filesystem::path module;  // js or wasm: the module, beneath `folder`
+  // js or wasm: the SHA-256 (hexadecimal) its module must have, from its store's version.json
+  // (module_fingerprint.hpp); none for a plugin installed from a folder, trusted as it is.
+  std::optional<std::string> module_sha256;
+  // js or wasm: the version of Escouade it runs for; what is compiled of its module is kept for
+  // it, and compiled again for another.
+  std::string escouade_version;
   std::filesystem::path folder;  // the plugin's folder: where it runs
   std::vector<std::string> env;  // a process: "K=V", its whole environment
   // A process: descriptors of the caller's it gets as 3, 4, ... (platform::SpawnRequest); the

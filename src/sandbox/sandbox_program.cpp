@@ -11,6 +11,7 @@
 #include "manifest/manifest.hpp"
 #include "platform/errors.hpp"
 #include "platform/process_tree.hpp"
+#include "runtime/module_fingerprint.hpp"
 #include "runtime/own_folder.hpp"
 #include "sandbox/bundle.hpp"
 #include "sandbox/helper_process.hpp"
@@ -181,6 +182,13 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
       return p;
     }
     s.source = *bytes;
+    // The bytes that run are those checked: a file changed since the load is refused too.
+    if (spec.module_sha256) {
+      if (auto wrong = runtime::fingerprint_mismatch(s.name, s.source, *spec.module_sha256)) {
+        p.refused = refusal(std::move(*wrong));
+        return p;
+      }
+    }
     p.record = wire::start_record(s);
     return p;
   }
@@ -191,6 +199,12 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
     return p;
   }
   s.source = *source;
+  if (spec.module_sha256) {
+    if (auto wrong = runtime::fingerprint_mismatch(s.name, s.source, *spec.module_sha256)) {
+      p.refused = refusal(std::move(*wrong));
+      return p;
+    }
+  }
   if (auto refused = refuse_old_sdk(s.source)) {
     p.refused = refusal(std::move(*refused));
     return p;
@@ -245,8 +259,10 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   auto helper = state_->take_helper();
   if (!helper) {
     const bool no_room = helper.error().code == platform::Errc::exhausted;
-    return finish(ProgramEnd{
-        no_room ? ProgramEnd::Kind::no_room : ProgramEnd::Kind::crash, helper.error().message, {}, {}});
+    return finish(ProgramEnd{no_room ? ProgramEnd::Kind::no_room : ProgramEnd::Kind::crash,
+                             helper.error().message,
+                             {},
+                             {}});
   }
   helper_ = std::move(*helper);
 

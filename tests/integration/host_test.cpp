@@ -10,10 +10,12 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "host_client.hpp"
 
@@ -131,6 +133,49 @@ TEST(HostLoad, ABadManifestNamesTheField) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(*loaded.error_code, -32602);
   EXPECT_EQ(loaded.error_message.rfind("id: ", 0), 0u) << loaded.error_message;
+}
+
+// The app's sha256 of host/load: checked by the schema, then against the module; a command has
+// no module to check.
+TEST(HostLoad, AFingerprintIsCheckedAndOnlyForAModule) {
+  HostClient host;
+  auto folder = make_plugin(host.plugins_dir(), {"dev.test.printed"});
+  auto command = host.call(
+      "host/load", json::object{{"folder", folder.string()}, {"sha256", std::string(64, 'a')}});
+  ASSERT_FALSE(command.ok());
+  EXPECT_EQ(*command.error_code, -32602);
+  EXPECT_EQ(command.error_message,
+            "sha256: only a run.js or run.wasm plugin has a module to check; dev.test.printed has "
+            "none");
+  auto malformed =
+      host.call("host/load", json::object{{"folder", folder.string()}, {"sha256", "12"}});
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(*malformed.error_code, -32602);
+
+  const std::filesystem::path js = host.plugins_dir() / "js";
+  std::filesystem::create_directories(js);
+  std::ofstream(js / "plugin.mjs") << "import { createInterface } from 'node:readline';\n";
+  std::ofstream(js / "escouade-plugin.json")
+      << R"({"id":"dev.test.storejs","version":"1.0.0","name":"x","run":{"js":"plugin.mjs"}})";
+  auto refused = host.call("host/load",
+                           json::object{{"folder", js.string()}, {"sha256", std::string(64, 'b')}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(*refused.error_code, -32602);
+  EXPECT_NE(refused.error_message.find("the store's version.json says " + std::string(64, 'b')),
+            std::string::npos)
+      << refused.error_message;
+  // Not loaded, yet its journal (which the app shows by its id) says why: read from the file,
+  // which the journal's thread writes a moment later (a safety bound of 10 s).
+  const std::filesystem::path log = host.data_dir() / "plugin-logs" / "dev.test.storejs.log";
+  std::string text;
+  for (int i = 0; i < 1000 && text.find("refused: its module plugin.mjs") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::stringstream bytes;
+    bytes << std::ifstream(log).rdbuf();
+    text = bytes.str();
+  }
+  EXPECT_NE(text.find("refused: its module plugin.mjs does not match"), std::string::npos) << text;
 }
 
 // 4. The handshake.

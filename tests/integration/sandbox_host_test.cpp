@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sha256.hpp"
 #include "base/temp_dir.hpp"
 #include "host/host.hpp"
 #include "host_answer.hpp"
@@ -231,6 +232,64 @@ TEST_F(SandboxHost, ALoopingDecideHandlerIsStoppedAt500msAndTheJournalNamesItsMe
   EXPECT_TRUE(journal_has(id, "looping-decision"));
   auto again = call(id, "test/echo", 1);  // a new instance answers
   ASSERT_TRUE(again) << again.error().message;
+}
+
+std::string sha256_of_file(const fs::path& file) {
+  std::stringstream bytes;
+  bytes << std::ifstream(file, std::ios::binary).rdbuf();
+  return Sha256::hex(Sha256::of(bytes.str()));
+}
+
+// A store plugin's module, checked against the fingerprint of its version.json: the right one
+// loads and runs; a wrong one is refused naming both digests, journaled, never compiled, and the
+// version loaded before stays; a module changed after the load is refused at its start.
+TEST_F(SandboxHost, AStoreModuleIsCheckedAgainstItsFingerprintBeforeItIsCompiled) {
+  const std::string id = load("dev.sandbox.store", "echo", "plugin.mjs");
+  const fs::path dir = plugins_.path() / id;
+  const std::string good = sha256_of_file(dir / "plugin.mjs");
+  auto reloaded = host_->load(dir, good);
+  ASSERT_TRUE(reloaded) << reloaded.error().message;
+  EXPECT_TRUE(journal_has(id, "its module's fingerprint checked"));
+  ASSERT_TRUE(call(id, "test/echo", 1));
+
+  const std::string wrong(64, 'a');
+  const std::size_t compiles = sandboxed_.compile_cache().counts().kept;
+  auto refused = host_->load(dir, wrong);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, proto::ErrorCode::invalid_params);
+  EXPECT_EQ(refused.error().message,
+            "its module plugin.mjs does not match the fingerprint of its store: its SHA-256 is " +
+                good + ", the store's version.json says " + wrong + "; it was not compiled");
+  EXPECT_TRUE(journal_has(id, "refused: its module plugin.mjs does not match"));
+  EXPECT_EQ(sandboxed_.compile_cache().counts().kept, compiles);  // nothing compiled
+  // The version loaded before still answers.
+  EXPECT_EQ(status(id).state, supervisor::State::running);
+  ASSERT_TRUE(call(id, "test/echo", 2));
+
+  // Changed after a load that checked it: its next start reads other bytes, and refuses them.
+  ASSERT_TRUE(host_->load(dir, good));
+  std::ofstream(dir / "plugin.mjs", std::ios::app) << "\n// changed after the load\n";
+  EXPECT_FALSE(call(id, "test/echo", 3));
+  wait_state(id, supervisor::State::stopped);
+  EXPECT_EQ(status(id).reason.rfind("its module plugin.mjs does not match the fingerprint", 0), 0u)
+      << status(id).reason;
+}
+
+TEST_F(SandboxHost, AWasmModuleIsCheckedAgainstItsFingerprintAndABadOneIsAParamsError) {
+  const std::string id = load_wasm("dev.sandbox.storewasm", "echo.wasm");
+  const fs::path dir = plugins_.path() / id;
+  ASSERT_TRUE(host_->load(dir, sha256_of_file(dir / "plugin.wasm")));
+  ASSERT_TRUE(call(id, "test/echo", 1));
+  auto refused = host_->load(dir, std::string(64, '0'));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("its module plugin.wasm does not match"),
+            std::string::npos);
+  // Not a digest at all.
+  auto malformed = host_->load(dir, "abc");
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().message,
+            "sha256: \"abc\" is not a SHA-256: expected 64 hexadecimal digits");
+  ASSERT_TRUE(call(id, "test/echo", 2));
 }
 
 TEST_F(SandboxHost, AnUncaughtExceptionIsACrashAndANewInstanceIsMade) {
