@@ -66,6 +66,7 @@ void Sha256::block(const std::uint8_t* p) noexcept {
 }
 
 Sha256& Sha256::update(std::string_view bytes) noexcept {
+  if (bytes.empty()) return *this;  // an empty view may hold no pointer at all: memcpy wants one
   const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
   std::size_t n = bytes.size();
   length_ += n;

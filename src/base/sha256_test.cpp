@@ -41,5 +41,14 @@ TEST(Sha256, PiecesOfAnySizeGiveTheSameDigest) {
   }
 }
 
+// A view of nothing (no pointer at all) hashes as the empty string, without touching memory.
+TEST(Sha256, AnEmptyViewWithoutAPointerIsTheEmptyString) {
+  Sha256 h;
+  h.update(std::string_view()).update("abc").update(std::string_view());
+  EXPECT_EQ(h.finish(), Sha256::of("abc"));
+  EXPECT_EQ(Sha256::hex(Sha256::of(std::string_view())),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
 }  // namespace
 }  // namespace escouade

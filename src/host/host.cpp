@@ -187,7 +187,11 @@ Result<Loaded> Host::load(const std::filesystem::path& folder,
                    (p->module_sha256 ? ", its module's fingerprint checked" : ""));
   auto config = supervisor_config(p->manifest);
   config.program.module_sha256 = p->module_sha256;
-  if (config.runnable) programs_.prepare(config.program);  // a sandboxed module compiles now
+  // A sandboxed module compiles now; its journal says when it is compiled, and why again.
+  if (config.runnable)
+    programs_.prepare(config.program, [journal = p->journal](std::string_view sentence) {
+      journal->info(sentence);
+    });
   p->supervisor = std::make_unique<supervisor::Supervisor>(executor_, std::move(config), programs_,
                                                            *p->journal, on_status_, clock_);
   serve(*p);

@@ -56,8 +56,8 @@ std::unique_ptr<Program> ProgramRouter::make(const ProgramSpec& spec) {
   return routes_[static_cast<std::size_t>(spec.kind)]->make(spec);
 }
 
-void ProgramRouter::prepare(const ProgramSpec& spec) {
-  if (runs(spec.kind)) routes_[static_cast<std::size_t>(spec.kind)]->prepare(spec);
+void ProgramRouter::prepare(const ProgramSpec& spec, Tell tell) {
+  if (runs(spec.kind)) routes_[static_cast<std::size_t>(spec.kind)]->prepare(spec, std::move(tell));
 }
 
 }  // namespace escouade::runtime

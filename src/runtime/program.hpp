@@ -155,7 +155,13 @@ class ProgramFactory {
   virtual std::unique_ptr<Program> make(const ProgramSpec& spec) = 0;
   // The plugin was loaded: what can be done once for all its runs is done now, off the caller's
   // thread (the sandbox compiles its module, spec: "precompiles it at install"). Returns at once.
-  virtual void prepare(const ProgramSpec& spec) { (void)spec; }
+  // `tell`, when given, gets the sentences for the plugin's journal ("its bundle is compiled
+  // again, for Escouade 2.3.0: it was compiled for 2.2.0"), on the caller's executor.
+  using Tell = std::function<void(std::string_view sentence)>;
+  virtual void prepare(const ProgramSpec& spec, Tell tell = {}) {
+    (void)spec;
+    (void)tell;
+  }
 };
 
 // The factory the host, the bench and the harness use: each kind to the factory that runs it
@@ -167,7 +173,7 @@ class ProgramRouter final : public ProgramFactory {
   bool runs(RunKind kind) const override;
   // nullptr when no factory runs spec.kind.
   std::unique_ptr<Program> make(const ProgramSpec& spec) override;
-  void prepare(const ProgramSpec& spec) override;
+  void prepare(const ProgramSpec& spec, Tell tell = {}) override;
 
  private:
   std::array<ProgramFactory*, 3> routes_{};  // by RunKind

@@ -19,9 +19,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // A file: this line, the key's digest (32 bytes), the stencil's digest (32 bytes), the stencil's
-// size (8 bytes, little-endian), the stencil.
-constexpr std::string_view kMagic = "escouade-stencil 2\n";
-constexpr std::size_t kHeadBytes = kMagic.size() + 32 + 32 + 8;
+// size (8 bytes, little-endian), the version of Escouade it was compiled for (kVersionBytes,
+// padded with zeros: for the journal's sentence), the stencil.
+constexpr std::string_view kMagic = "escouade-stencil 3\n";
+constexpr std::size_t kVersionBytes = 32;
+constexpr std::size_t kHeadBytes = kMagic.size() + 32 + 32 + 8 + kVersionBytes;
 constexpr std::string_view kSuffix = ".stencil";
 constexpr std::string_view kPartial = ".partial-";
 // A partial file this old was left by a host that died while writing it.
@@ -66,7 +68,7 @@ std::string CompileCache::build() {
 }
 
 CompileCache::Key CompileCache::key_of(std::string_view plugin_id, std::string_view name,
-                                       std::string_view source) {
+                                       std::string_view source, std::string_view escouade_version) {
   // Each part is preceded by its length: no two different lists of parts hash alike.
   Sha256 h;
   const auto part = [&](std::string_view p) {
@@ -77,8 +79,10 @@ CompileCache::Key CompileCache::key_of(std::string_view plugin_id, std::string_v
   part(plugin_id);
   part(name);
   part(source);
+  part(escouade_version);
   Key key;
   key.digest = h.finish();
+  key.escouade.assign(escouade_version.substr(0, kVersionBytes));
   key.owner = std::string(plugin_id) + '\0' + std::string(name);
   return key;
 }
@@ -149,6 +153,7 @@ std::optional<std::string> CompileCache::read_file(const Key& key) {
   for (int i = 7; i >= 0; --i)
     size = (size << 8) | static_cast<unsigned char>(h[static_cast<std::size_t>(i)]);
   if (size > kMaxStencilBytes) return std::nullopt;
+  // The version it was compiled for follows; the key's digest has it already.
   std::string stencil(size, '\0');
   char extra = 0;
   if (!read_exactly(fd.get(), stencil.data(), stencil.size()) || ::read(fd.get(), &extra, 1) != 0) {
@@ -187,6 +192,8 @@ void CompileCache::write_file(const Key& key, const std::string& stencil) {
   head += bytes_of(Sha256::of(stencil));
   for (int i = 0; i < 8; ++i)
     head.push_back(static_cast<char>((stencil.size() >> (8 * i)) & 0xff));
+  head += key.escouade;
+  head.append(kVersionBytes - key.escouade.size(), '\0');
   const fs::path path = file_of(key);
   const std::string partial = path.string() + std::string(kPartial) + std::to_string(::getpid());
   UniqueFd fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -214,6 +221,26 @@ void CompileCache::write_file(const Key& key, const std::string& stencil) {
     prune_now = !std::exchange(pruned_, true);
   }
   if (prune_now) prune();
+}
+
+std::optional<std::string> CompileCache::compiled_before(const Key& key) const {
+  if (folder_.empty()) return std::nullopt;
+  std::error_code ec;
+  const std::string prefix = owner_prefix(key);
+  const std::string mine = file_of(key).filename().string();
+  for (const auto& entry : fs::directory_iterator(folder_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == mine || !name.starts_with(prefix) || !name.ends_with(kSuffix)) continue;
+    UniqueFd fd(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    std::string head(kHeadBytes, '\0');
+    if (!fd || !read_exactly(fd.get(), head.data(), head.size()) ||
+        std::string_view(head).substr(0, kMagic.size()) != kMagic)
+      continue;
+    std::string version = head.substr(kHeadBytes - kVersionBytes);
+    version.resize(version.find('\0') == std::string::npos ? version.size() : version.find('\0'));
+    return version;
+  }
+  return std::nullopt;
 }
 
 void CompileCache::drop(const Key& key) {

@@ -44,8 +44,14 @@ class CompileCache {
   struct Key {
     Sha256::Digest digest{};  // of everything the stencil depends on
     std::string owner;        // the plugin and its module: what an entry of an older key shares
+    std::string escouade;     // the version of Escouade it is for (its first 32 bytes)
   };
-  static Key key_of(std::string_view plugin_id, std::string_view name, std::string_view source);
+  static Key key_of(std::string_view plugin_id, std::string_view name, std::string_view source,
+                    std::string_view escouade_version = {});
+  // When the cache's folder holds an entry of the same plugin and module for another key (an
+  // older bundle, or another version of Escouade), the version of Escouade it was compiled for:
+  // what the journal says when the module is compiled again.
+  std::optional<std::string> compiled_before(const Key& key) const;
   // What the keys and file names take as the engine's build: "escouade 0.1.0, mozjs 102.15.1".
   static std::string build();
 

@@ -80,7 +80,7 @@ TEST(CompileCache, KeptInMemoryAndOnDiskForTheNextHost) {
   const fs::path file = folder / *names_in(folder).begin();
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(read(file).rfind("escouade-stencil 2\n", 0), 0u);
+  EXPECT_EQ(read(file).rfind("escouade-stencil 3\n", 0), 0u);
 
   CompileCache next(folder);  // another host, the same data folder
   EXPECT_EQ(text_of(next.find(kKey)), "stencil bytes");
@@ -143,6 +143,27 @@ TEST(CompileCache, AnOlderKeyOfTheSameModuleGoesAndADroppedEntryIsForgotten) {
   cache.drop(v2);
   EXPECT_FALSE(cache.find(v2));
   EXPECT_EQ(names_in(folder).size(), 1u);
+}
+
+// The version of Escouade is part of the key: an update compiles again, and the cache tells
+// which version the entry it replaces was compiled for.
+TEST(CompileCache, AnotherVersionOfEscouadeIsAnotherKeyAndTheOldOneIsNamed) {
+  TempDir dir("escouade-cache");
+  const fs::path folder = dir.path() / "c";
+  CompileCache cache(folder);
+  const auto old_key = CompileCache::key_of("dev.a", "p.mjs", "same", "2.2.0");
+  const auto new_key = CompileCache::key_of("dev.a", "p.mjs", "same", "2.3.0");
+  EXPECT_NE(old_key.digest, new_key.digest);
+  EXPECT_FALSE(cache.compiled_before(old_key));  // nothing kept yet
+  cache.keep(old_key, "compiled for 2.2.0");
+  EXPECT_FALSE(cache.compiled_before(old_key));  // its own entry is not an older one
+  EXPECT_FALSE(CompileCache(folder).find(new_key));
+  EXPECT_EQ(CompileCache(folder).compiled_before(new_key), "2.2.0");
+  cache.keep(new_key, "compiled for 2.3.0");
+  EXPECT_FALSE(cache.compiled_before(new_key));  // the older entry went
+  // Another bundle of the same version: the entry it replaces was for the same Escouade.
+  const auto changed = CompileCache::key_of("dev.a", "p.mjs", "changed", "2.3.0");
+  EXPECT_EQ(cache.compiled_before(changed), "2.3.0");
 }
 
 // After an update of the host (another build), the first write removes what the old build left:

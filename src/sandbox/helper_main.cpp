@@ -91,9 +91,11 @@ void* instance_main(void* arg) {
     ::_exit(0);
   }
   spidermonkey::set_memory_limit(*instance, limits.memory_bytes);
-  const char* name = start->kind == wire::Start::Kind::wasm         ? "escouade-wasm"
-                     : start->kind == wire::Start::Kind::compile_js ? "escouade-build"
-                                                                    : "escouade-js";
+  const bool compile = start->kind == wire::Start::Kind::compile_js ||
+                       start->kind == wire::Start::Kind::compile_wasm;
+  const char* name = compile                                  ? "escouade-build"
+                     : start->kind == wire::Start::Kind::wasm ? "escouade-wasm"
+                                                              : "escouade-js";
   pthread_setname_np(pthread_self(), name);
   if (auto end = spidermonkey::run(*instance, *start, channel)) channel.ended(*end);
   // The process ends with its instance: nothing of the engine needs tearing down.

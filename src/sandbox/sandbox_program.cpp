@@ -189,6 +189,13 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
         return p;
       }
     }
+    if (what == StartFor::compiling) {
+      // Compiled wasm cannot be kept: what the cache keeps is that this module compiled, with
+      // this engine and for this Escouade, so that an update checks it again once.
+      p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source, spec.escouade_version);
+      if (cache.find(*p.key)) return p;
+      s.kind = wire::Start::Kind::compile_wasm;
+    }
     p.record = wire::start_record(s);
     return p;
   }
@@ -211,7 +218,7 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
   }
   s.folder = kSeenFolder;
   s.url = "file://" + std::string(kSeenFolder) + "/" + s.name;
-  p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source);
+  p.key = CompileCache::key_of(spec.plugin_id, s.name, s.source, spec.escouade_version);
   const std::shared_ptr<const std::string> stencil = cache.find(*p.key);
   if (what == StartFor::compiling) {
     if (stencil) return p;  // compiled already
@@ -468,15 +475,16 @@ std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::Pro
   return std::make_unique<SandboxProgram>(state_, spec);
 }
 
-void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
+void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec, Tell tell) {
   if (!runs(spec.kind)) return;
   state_->replenish();
-  // A run.wasm module is compiled by each instance (the engine cannot keep compiled wasm): only
-  // bundles are compiled ahead.
-  if (spec.kind != runtime::RunKind::js) return;
+  // A bundle's stencil is kept and given to each start; a run.wasm module is compiled by each
+  // instance (the engine cannot keep compiled wasm), and checked here once for each version of
+  // Escouade, so that it is refused at its load rather than at its first start.
   struct Read {
     std::string record;  // empty: nothing to compile (kept, or not readable)
     CompileCache::Key key;
+    std::string sentence;  // what the journal says of the compile
   };
   std::weak_ptr<SandboxState> weak = state_;
   ++state_->reading;
@@ -489,13 +497,29 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
         if (p.refused || !p.key || p.record.empty()) return r;
         r.key = *p.key;
         r.record = std::move(p.record);
+        const std::string what =
+            (spec.kind == runtime::RunKind::wasm ? "its module " : "its bundle ") +
+            module_name(spec);
+        const std::string version = spec.escouade_version.empty()
+                                        ? std::string("this Escouade")
+                                        : "Escouade " + spec.escouade_version;
+        const auto before = state->cache.compiled_before(r.key);
+        if (!before) {
+          r.sentence = what + " is compiled for " + version;
+        } else if (*before != r.key.escouade) {
+          r.sentence = what + " is compiled again, for " + version + ": it was compiled for " +
+                       (before->empty() ? std::string("another version") : "Escouade " + *before);
+        } else {
+          r.sentence = what + " changed: it is compiled again";
+        }
         return r;
       },
-      [weak, plugin = spec.plugin_id](Read r) {
+      [weak, plugin = spec.plugin_id, tell](Read r) {
         auto state = weak.lock();
         if (!state) return;
         --state->reading;
         if (r.record.empty()) return;
+        if (tell) tell(r.sentence);
         auto helper = state->take_helper();
         if (!helper) return;  // the start compiles it then
         state->compiles.push_back({std::move(*helper), r.key, plugin});
@@ -522,6 +546,10 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec) {
           done();
         };
         ControlEvents control;
+        // A module that does not compile is said at its load; its start refuses it again.
+        control.ended = [tell](const wire::Ended& e) {
+          if (tell) tell("its compile failed: " + e.reason);
+        };
         control.stencil = [weak, job, done](std::string stencil) {
           auto s = weak.lock();
           if (!s || s->closed) return;

@@ -131,7 +131,7 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   ~SandboxProgramFactory() override;
   bool runs(runtime::RunKind kind) const override;
   std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
-  void prepare(const runtime::ProgramSpec& spec) override;
+  void prepare(const runtime::ProgramSpec& spec, Tell tell = {}) override;
 
   // The compiled bundles it keeps, and how they were found.
   const CompileCache& compile_cache() const;

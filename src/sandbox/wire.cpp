@@ -128,7 +128,7 @@ std::optional<Start> decode_start(std::shared_ptr<const std::string> body) {
   std::string_view in = *body;
   Start s;
   const auto kind = static_cast<std::uint8_t>(in[0]);
-  if (kind < 1 || kind > 3) return std::nullopt;
+  if (kind < 1 || kind > 4) return std::nullopt;
   s.kind = static_cast<Start::Kind>(kind);
   in.remove_prefix(1);
   std::uint64_t files = 0;

@@ -86,7 +86,9 @@ std::optional<std::uint64_t> count_of(std::string_view bytes);
 // worker; in the helper, `held` is the record they were read in, read once from its pipe. (On
 // this machine a page first touched costs ~16 us: each copy of a 6 MB start cost ~25 ms.)
 struct Start {
-  enum class Kind : std::uint8_t { js = 1, wasm = 2, compile_js = 3 };
+  // compile_js: the bundle compiled, its stencil sent; compile_wasm: the module checked and
+  // compiled by the engine, a mark of it sent (compiled wasm cannot be kept); nothing runs.
+  enum class Kind : std::uint8_t { js = 1, wasm = 2, compile_js = 3, compile_wasm = 4 };
   Kind kind = Kind::js;
   std::uint64_t memory_bytes = 64ull * 1024 * 1024;
   std::uint32_t turn_ms = 2000;

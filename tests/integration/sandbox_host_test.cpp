@@ -292,6 +292,111 @@ TEST_F(SandboxHost, AWasmModuleIsCheckedAgainstItsFingerprintAndABadOneIsAParams
   ASSERT_TRUE(call(id, "test/echo", 2));
 }
 
+// One escouade-host's life on a data folder, for `version` of Escouade: a run.js and a run.wasm
+// plugin loaded (their modules compiled then, if they must be), called once each, and what their
+// journals hold at the end (the data folder's: every life's lines).
+struct Life {
+  std::vector<std::string> js_journal;
+  std::vector<std::string> wasm_journal;
+  std::size_t compiled = 0;  // modules compiled in this life
+};
+
+Life live(const fs::path& data, const fs::path& plugins, const std::string& version) {
+  Life life;
+  asio::io_context io;
+  runtime::ProcessContext context;
+  sandbox::SandboxProgramFactory sandboxed(io.get_executor(), context,
+                                           sandbox::SandboxOptions::installed(data / "cache"));
+  runtime::ProgramRouter programs;
+  programs.route(runtime::RunKind::js, &sandboxed);
+  programs.route(runtime::RunKind::wasm, &sandboxed);
+  host::HostConfig config;
+  config.data_dir = data;
+  config.escouade_version = version;
+  host::Host host(io.get_executor(), config, programs, [](const supervisor::Status&) {});
+  const auto run_until = [&](auto done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // a net
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(done());
+  };
+  for (const char* folder : {"js", "wasm"}) {
+    auto loaded = host.load(plugins / folder);
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    EXPECT_TRUE(host.enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
+  }
+  run_until([&] { return sandboxed.compiling() == 0; });
+  for (const char* id : {"dev.update.js", "dev.update.wasm"}) {
+    std::optional<Result<json::value>> out;
+    host.call(id, *rpc::Outgoing::request_value("test/echo", json::object{}), std::nullopt,
+              [&](Result<host::Answer> r) { keep_answer(out, std::move(r)); });
+    run_until([&] { return out.has_value(); });
+    EXPECT_TRUE(*out) << id << ": " << (*out).error().message;
+  }
+  life.compiled = sandboxed.compile_cache().counts().kept;
+  life.js_journal = *host.journal("dev.update.js", 500);
+  life.wasm_journal = *host.journal("dev.update.wasm", 500);
+  bool closed = false;
+  host.shutdown([&] { closed = true; });
+  run_until([&] { return closed; });
+  return life;
+}
+
+int count_with(const std::vector<std::string>& lines, std::string_view text) {
+  return static_cast<int>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+    return l.find(text) != std::string::npos;
+  }));
+}
+
+// Spec: the app "precompiles it again after an update of Escouade". The compile kept is for one
+// version: the same version loads it as it is; the next compiles each module once, at its load,
+// and the journal says so.
+TEST(SandboxUpdate, AnUpdateOfEscouadeCompilesEachModuleAgainOnceAtItsLoad) {
+  TempDir data;
+  TempDir plugins;
+  fs::create_directories(plugins.path() / "js");
+  fs::copy_file(kFixtures / "echo" / "plugin.mjs", plugins.path() / "js" / "plugin.mjs");
+  std::ofstream(plugins.path() / "js" / "escouade-plugin.json")
+      << R"({"id":"dev.update.js","version":"1.0.0","name":"Update js","run":{"js":"plugin.mjs"},)"
+         R"("activation":["event:agent.status"]})";
+  write_wasm_plugin(plugins.path() / "wasm", "dev.update.wasm", "echo.wasm");
+
+  const Life first = live(data.path(), plugins.path(), "2.2.0");
+  EXPECT_EQ(first.compiled, 2u);
+  EXPECT_EQ(count_with(first.js_journal, "its bundle plugin.mjs is compiled for Escouade 2.2.0"),
+            1);
+  EXPECT_EQ(count_with(first.wasm_journal, "its module plugin.wasm is compiled for Escouade 2.2.0"),
+            1);
+
+  const Life same = live(data.path(), plugins.path(), "2.2.0");
+  EXPECT_EQ(same.compiled, 0u);  // kept from the first life
+  EXPECT_EQ(count_with(same.js_journal, "is compiled"), 1);
+
+  const Life updated = live(data.path(), plugins.path(), "2.3.0");
+  EXPECT_EQ(updated.compiled, 2u);
+  EXPECT_EQ(count_with(updated.js_journal,
+                       "its bundle plugin.mjs is compiled again, for Escouade 2.3.0: it was "
+                       "compiled for Escouade 2.2.0"),
+            1);
+  EXPECT_EQ(count_with(updated.wasm_journal,
+                       "its module plugin.wasm is compiled again, for Escouade 2.3.0: it was "
+                       "compiled for Escouade 2.2.0"),
+            1);
+}
+
+// A module checked at its load: one that may not run is said in its journal then, before any
+// start (which refuses it again, with the same reason).
+TEST_F(SandboxHost, AWasmModuleThatMayNotRunIsSaidAtItsLoad) {
+  const fs::path dir = plugins_.path() / "forbidden";
+  write_wasm_plugin(dir, "dev.sandbox.forbidden", "forbidden_import.wasm");
+  auto loaded = host_->load(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  run_until([&] { return journal_has(loaded->id, "its compile failed: "); });
+  EXPECT_TRUE(journal_has(loaded->id, "its module plugin.wasm is compiled for Escouade"));
+}
+
 TEST_F(SandboxHost, AnUncaughtExceptionIsACrashAndANewInstanceIsMade) {
   auto id = load("dev.sandbox.crash", "echo", "plugin.mjs");
   ASSERT_TRUE(call(id, "test/echo", 1));

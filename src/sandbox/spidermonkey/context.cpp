@@ -82,6 +82,8 @@ std::optional<runtime::ProgramEnd> run(Instance& instance, const wire::Start& st
       return run_wasm(instance, start, channel);
     case wire::Start::Kind::compile_js:
       return compile_js(instance, start, channel);
+    case wire::Start::Kind::compile_wasm:
+      return compile_wasm(instance, start, channel);
   }
   return crash("its instance could not start: an unknown kind of module");
 }

@@ -40,6 +40,8 @@ std::string describe_pending(JSContext* cx, bool with_place);
 
 // How each kind runs (js_instance.cpp, wasm_instance.cpp).
 runtime::ProgramEnd run_js(Instance& instance, const wire::Start& start, Channel& channel);
+std::optional<runtime::ProgramEnd> compile_wasm(Instance& instance, const wire::Start& start,
+                                                Channel& channel);
 std::optional<runtime::ProgramEnd> compile_js(Instance& instance, const wire::Start& start,
                                               Channel& channel);
 runtime::ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& channel);

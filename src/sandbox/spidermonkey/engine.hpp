@@ -45,10 +45,14 @@ void set_memory_limit(Instance& instance, std::uint64_t memory_limit);
 // Runs what `start` says to its end on the instance's thread: a run.js bundle (its module from
 // the start's stencil when that decodes, else compiled), a run.wasm module, or only the bundle's
 // compile (Start::Kind::compile_js: the stencil goes to the host as a record, and nothing of the
-// bundle runs). Its input comes from the channel, its output goes there. Returns how it ended;
-// nullopt for a compile that succeeded.
+// bundle runs), or only a module's check and compile (compile_wasm: a mark goes to the host). Its
+// input comes from the channel, its output goes there. Returns how it ended; nullopt for a compile
+// that succeeded.
 std::optional<runtime::ProgramEnd> run(Instance& instance, const wire::Start& start,
                                        Channel& channel);
+// What a compile_wasm sends the host when the module compiled: the cache keeps it in place of a
+// stencil, as the verdict for that module, that engine and that Escouade.
+inline constexpr std::string_view kWasmCompiledMark = "escouade: this module compiled";
 
 // The type a run.wasm instance gets this imported function with: wasi.cpp's WASI subset and
 // ("escouade", "call"); nullopt for any other. A module that imports anything else, or one of

@@ -156,6 +156,45 @@ void use_tiered_wasm(JSContext* cx) {
 
 }  // namespace
 
+std::optional<ProgramEnd> compile_wasm(Instance& instance, const wire::Start& start,
+                                       Channel& channel) {
+  JSContext* cx = instance.cx;
+  auto prepared = prepare_module(start.source, linear_memory_pages(channel.limits().memory_bytes),
+                                 serves_wasm_import);
+  if (!prepared) return refusal(prepared.error().message);
+  // The baseline compiler validates all a module's code, as Ion would, and sooner.
+  JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(false);
+  WasmGuest guest(cx, channel, start.name);
+  JS_SetContextPrivate(cx, &guest);
+  JobQueue jobs(cx);
+  JS::SetJobQueue(cx, &jobs);
+  JS_AddInterruptCallback(cx, on_interrupt);
+  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  std::optional<ProgramEnd> end;
+  JS::RootedObject global(cx, new_sandbox_global(cx));
+  if (!global) {
+    end = crash("its compile could not start: no room for its global");
+  } else {
+    JSAutoRealm realm(cx, global);
+    JS::RootedObject webassembly(cx);
+    JS::RootedObject module(cx);
+    if (!property(cx, global, "WebAssembly", &webassembly) || !webassembly) {
+      end = crash("its compile could not start: the engine has no WebAssembly");
+    } else {
+      channel.turn_begins(/*compile=*/true);
+      module = compile(cx, webassembly, prepared->bytes);
+      channel.turn_ends();
+      if (!module) end = compile_failed(guest);
+    }
+    JS_ClearPendingException(cx);
+  }
+  channel.set_interrupter(nullptr);
+  if (end) return end;
+  channel.send(wire::ToHost::stencil, kWasmCompiledMark);
+  return std::nullopt;
+}
+
 ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& channel) {
   JSContext* cx = instance.cx;
   auto prepared = prepare_module(start.source, linear_memory_pages(channel.limits().memory_bytes),
