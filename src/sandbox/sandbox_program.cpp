@@ -571,6 +571,56 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec, Tell tell)
       });
 }
 
+void SandboxProgramFactory::check(const runtime::ProgramSpec& spec, CheckDone done) {
+  struct Read {
+    std::optional<std::string> refused;
+    std::string record;
+  };
+  std::weak_ptr<SandboxState> weak = state_;
+  state_->workers.run(
+      spec.plugin_id,
+      [spec]() {
+        Read r;
+        CompileCache scratch({});  // nothing kept: it is always compiled
+        auto p = prepare_start(spec, scratch, StartFor::compiling);
+        if (p.refused) r.refused = p.refused->reason;
+        r.record = std::move(p.record);
+        return r;
+      },
+      [weak, plugin = spec.plugin_id, done = std::move(done)](Read r) mutable {
+        auto state = weak.lock();
+        if (!state) return;
+        if (r.refused || r.record.empty()) return done(std::move(r.refused));
+        auto helper = state->take_helper();
+        if (!helper) return done("the sandbox could not start: " + helper.error().message);
+        state->compiles.push_back({std::move(*helper), CompileCache::Key{}, plugin});
+        auto job = std::prev(state->compiles.end());
+        auto once = std::make_shared<CheckDone>(std::move(done));
+        const auto verdict = [once](std::optional<std::string> why) {
+          if (!*once) return;
+          auto d = std::exchange(*once, nullptr);
+          d(std::move(why));
+        };
+        runtime::ProgramEvents events;
+        // Its records all come before its exit (HelperProcess::bind): a compile that said
+        // nothing before it ended is a failure of its own.
+        events.exited = [weak, job, verdict](const ProgramEnd& end) {
+          verdict("its compile ended without a verdict: " + end.reason);
+          auto s = weak.lock();
+          if (!s) return;
+          asio::post(s->executor, [weak, job] {
+            auto s2 = weak.lock();
+            if (s2 && !s2->closed) s2->compiles.erase(job);
+          });
+        };
+        ControlEvents control;
+        control.ended = [verdict](const wire::Ended& e) { verdict(e.reason); };
+        control.stencil = [verdict](std::string) { verdict(std::nullopt); };
+        job->helper->bind(std::move(events), std::move(control));
+        job->helper->process().write_first(std::move(r.record));
+      });
+}
+
 const CompileCache& SandboxProgramFactory::compile_cache() const {
   return state_->cache;
 }

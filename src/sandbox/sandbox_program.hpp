@@ -132,6 +132,12 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   bool runs(runtime::RunKind kind) const override;
   std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
   void prepare(const runtime::ProgramSpec& spec, Tell tell = {}) override;
+  // escouade-plugin check: the module read as a start reads it and compiled by a compile helper,
+  // without running any of it (a bundle's syntax, imports, exports and SDK mark; a plugin.wasm's
+  // imports, memory, exports and code), whatever the cache holds. `done`, on the executor, gets
+  // why it is refused (the host's own sentence) or nullopt when it would run.
+  using CheckDone = std::function<void(std::optional<std::string> refused)>;
+  void check(const runtime::ProgramSpec& spec, CheckDone done);
 
   // The compiled bundles it keeps, and how they were found.
   const CompileCache& compile_cache() const;

@@ -12,6 +12,7 @@
 #include "conformance/leftovers.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
+#include "manifest/module_age.hpp"
 #include "platform/keychain.hpp"
 #include "platform/reaper.hpp"
 #include "protocol/gen/methods.hpp"
@@ -218,7 +219,10 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   {
     PluginLink link(loop.executor(), programs, services, served, std::move(spec));
     BenchRun run(link, *m, options, token);
-    run.set("manifest", Verdict::pass, m->id + " " + m->version + ", " + describe_manifest(*m));
+    const auto stale = manifest::module_older_than_build(*m);
+    run.set("manifest", Verdict::pass,
+            m->id + " " + m->version + ", " + describe_manifest(*m) +
+                (stale ? "; warning: " + *stale : ""));
     if (m->run.kind == manifest::RunKind::none) {
       run.skip_rest("it is declarative (no run): nothing runs");
     } else if (!runs) {

@@ -273,6 +273,84 @@ TEST(ConformanceBench, ALoopingDecisionIsStoppedAt500msAndTheDecideCheckIsBlamed
   }
 }
 
+// check compiles a sandboxed module as the host does at its load, running none of it, and says
+// the host's own sentence for what it refuses; it lists the settings.
+TEST(ConformanceBench, CheckCompilesTheModuleWithoutRunningItAndSaysWhatTheHostWouldRefuse) {
+  escouade::TempDir dir("bench-check-js");
+  const fs::path echo = dir.path() / "echo";
+  fs::copy(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "echo", echo, fs::copy_options::recursive);
+  Ran good = run_cli({"check", echo.string()});
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_NE(good.out.find("Module: plugin.mjs compiles; its imports (node:fs, node:readline at "
+                          "most) and exports (none) are as the sandbox wants them; nothing of it "
+                          "was run\n"),
+            std::string::npos)
+      << good.out;
+  EXPECT_NE(good.out.find("Settings: none\n"), std::string::npos) << good.out;
+  // The bundle's body never ran: it writes "echo: started" on its stderr when it does.
+  EXPECT_EQ(good.out.find("echo: started"), std::string::npos) << good.out;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"imports_child_process.mjs",
+       "its bundle imports \"node:child_process\" (plugin.mjs:1), which a sandboxed plugin may "
+       "not: only node:fs and node:readline"},
+      {"exports.mjs",
+       "its bundle exports \"answer\", which a sandboxed plugin may not: its bundle has no "
+       "exports"},
+      {"sdk_0_2.mjs", "which does not run in the sandbox: rebuild it with @escouade-dev/plugin"},
+  };
+  for (const auto& [fixture, sentence] : refused) {
+    fs::copy_file(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "hostile" / fixture, echo / "plugin.mjs",
+                  fs::copy_options::overwrite_existing);
+    Ran r = run_cli({"check", echo.string()});
+    EXPECT_EQ(r.exit_code, 1) << fixture << ": " << r.out;
+    EXPECT_NE(r.out.find("Module: plugin.mjs refused\n  "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(sentence), std::string::npos) << fixture << ": " << r.out;
+  }
+  std::ofstream(echo / "plugin.mjs") << "let x = ;\n";
+  Ran syntax = run_cli({"check", echo.string()});
+  EXPECT_EQ(syntax.exit_code, 1);
+  EXPECT_NE(syntax.out.find("its bundle does not compile: SyntaxError: "), std::string::npos)
+      << syntax.out;
+}
+
+// A plugin.wasm: its imports, memory and exports checked and its code compiled; one older than
+// its build file is said by check and by test.
+TEST(ConformanceBench, CheckAndTestSayAPluginWasmOlderThanItsBuildFile) {
+  escouade::TempDir dir("bench-check-wasm");
+  const fs::path folder = dir.path() / "w";
+  fs::create_directories(folder);
+  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "echo.wasm", folder / "plugin.wasm");
+  std::ofstream(folder / "Makefile") << "plugin.wasm: echo.c\n";
+  std::ofstream(folder / "escouade-plugin.json")
+      << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
+      << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)"
+      << R"("contributes":{"settings":{"verbose":{"type":"boolean","default":false,)"
+      << R"("description":"Log each fact"}}}})";
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(folder / "plugin.wasm", now - std::chrono::hours(1));
+  fs::last_write_time(folder / "Makefile", now);
+  const std::string warning =
+      "plugin.wasm is older than Makefile, its build file: build it again, or what runs is not "
+      "what you last wrote";
+  Ran checked = run_cli({"check", folder.string()});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  EXPECT_NE(checked.out.find("Warning: " + warning), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("  verbose (boolean, default false): Log each fact\n"),
+            std::string::npos)
+      << checked.out;
+  EXPECT_NE(checked.out.find("Module: plugin.wasm compiles"), std::string::npos) << checked.out;
+  Ran tested = run_cli({"test", folder.string(), "--json"});
+  EXPECT_NE(tested.out.find("warning: " + warning), std::string::npos) << tested.out;
+
+  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "forbidden_import.wasm", folder / "plugin.wasm",
+                fs::copy_options::overwrite_existing);
+  Ran refused = run_cli({"check", folder.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("Module: plugin.wasm refused\n  its module imports"),
+            std::string::npos)
+      << refused.out;
+}
+
 TEST(ConformanceBench, ARunWasmPluginRunsInTheSandbox) {
   escouade::TempDir dir("bench-wasm");
   const fs::path folder = dir.path() / "echo-wasm";

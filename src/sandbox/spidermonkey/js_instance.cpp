@@ -478,16 +478,34 @@ ProgramEnd run_js(Instance& instance, const wire::Start& start, Channel& channel
 std::optional<ProgramEnd> compile_js(Instance& instance, const wire::Start& start,
                                      Channel& channel) {
   JSContext* cx = instance.cx;
+  JsInstance in(cx, channel, start);
+  JS_SetContextPrivate(cx, &in);
+  JS::SetModuleResolveHook(JS_GetRuntime(cx), resolve);
   JS::RootedObject global(cx, new_sandbox_global(cx));
   if (!global) return crash("its compile could not start: no room for its global");
   JSAutoRealm realm(cx, global);
   channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
-  std::optional<ProgramEnd> end;
-  auto encoded = encoded_bundle(cx, start, channel, end);
+  const auto checked = [&]() -> std::optional<ProgramEnd> {
+    std::optional<ProgramEnd> end;
+    auto encoded = encoded_bundle(cx, start, channel, end);
+    if (!encoded) return end;
+    // Its imports and exports, as its start checks them, on what was compiled: a bundle that
+    // may not run is refused at its load (and by escouade-plugin check), never kept.
+    wire::Start compiled = start;
+    compiled.stencil = *encoded;
+    JS::RootedObject module(cx, bundle_module(cx, compiled, channel, end));
+    if (!module) return end.value_or(crash("its compile could not instantiate its module"));
+    if (auto refused = check_imports(cx, module, start.name)) return refused;
+    if (!compat::link_module(cx, module))
+      return refusal("its bundle cannot be linked: " + describe_pending(cx, true));
+    if (auto refused = check_exports(cx, module)) return refused;
+    channel.send(wire::ToHost::stencil, *encoded);
+    return std::nullopt;
+  };
+  std::optional<ProgramEnd> end = checked();
   channel.set_interrupter(nullptr);
-  if (!encoded) return end;
-  channel.send(wire::ToHost::stencil, *encoded);
-  return std::nullopt;
+  in.reset_roots();
+  return end;
 }
 
 }  // namespace escouade::sandbox::spidermonkey
