@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
                "Write each journal line before going on, not about 10 ms later on a thread of "
                "its own: for one who follows the files and wants each line before what follows "
                "it (escouade-plugin run)");
+  std::string trace_path;
+  cli.add_option("--trace", trace_path,
+                 "Write every line between the host and each plugin, both ways, with its time "
+                 "and the plugin's id, masked, to this file (escouade-plugin lint reads it)");
   std::string keychain_choice = "secret-service";
   cli.add_option("--keychain", keychain_choice,
                  "Where plugins' secrets are kept: secret-service (the system's keychain), or "
@@ -129,6 +133,14 @@ int main(int argc, char** argv) {
   config.escouade_version = escouade_version;
   config.memory_limit_mb = memory_limit_mb;
   config.journal_at_once = journal_at_once;
+  if (!trace_path.empty()) {
+    auto trace = TraceFile::open(trace_path);
+    if (!trace) {
+      std::cerr << "escouade-host: --trace: " << trace.error().message << "\n";
+      return 2;
+    }
+    config.trace = *trace;
+  }
   for (char** e = environ; e && *e; ++e)
     config.base_env.emplace_back(*e);
   config.check_environment = manifest::process_environment();

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <boost/json/serialize.hpp>
+#include <cctype>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -65,7 +67,9 @@ struct Finding {
 
 class Linter {
  public:
-  Linter(std::ostream& out, const LintOptions& options) : out_(out), options_(options) {}
+  // `label`: the plugin of a trace of several (its id), said before each finding; or empty.
+  Linter(std::ostream& out, const LintOptions& options, std::string label = {})
+      : out_(out), options_(options), label_(std::move(label)) {}
 
   void line(std::size_t number, std::string_view text, LintSummary& s) {
     Sender sender = Sender::unknown;
@@ -189,15 +193,39 @@ class Linter {
     if (bad && !f.note.empty()) verdict += "; " + f.note;
     if (options_.color) verdict = (bad ? "\033[31m" : "\033[32m") + verdict + "\033[0m";
     out_ << fmt::format("{:>5} {} {:<2} {:<40} {}\n", number, arrow(who), in_batch ? "[]" : "",
-                        f.what, verdict);
+                        label_.empty() ? f.what : label_ + ": " + f.what, verdict);
   }
 
   std::ostream& out_;
   const LintOptions& options_;
+  std::string label_;
   proto::Decoder decoder_;
   // Requests in flight: who sent it and its id -> its method.
   std::map<std::pair<Sender, std::string>, std::string> pending_;
 };
+
+// What a trace puts before the direction (escouade-plugin test/run --trace,
+// journal/trace_file.hpp): "2026-12-04T22:51:12.123Z " and, when it holds several plugins,
+// "dev.example.guard ". Taken off `text`; the plugin's id, or empty.
+std::string trace_prefix(std::string_view& text) {
+  const auto is_time = [](std::string_view t) {
+    return t.size() >= 20 && std::isdigit(static_cast<unsigned char>(t[0])) && t[4] == '-' &&
+           t[10] == 'T' && t.back() == 'Z';
+  };
+  const auto space = text.find(' ');
+  if (space == std::string_view::npos || !is_time(text.substr(0, space))) return {};
+  std::string_view rest = text.substr(space + 1);
+  if (rest.starts_with("--> ") || rest.starts_with("<-- ")) {
+    text = rest;
+    return {};
+  }
+  const auto next = rest.find(' ');
+  if (next == std::string_view::npos) return {};
+  const std::string_view after = rest.substr(next + 1);
+  if (!after.starts_with("--> ") && !after.starts_with("<-- ")) return {};
+  text = after;
+  return std::string(rest.substr(0, next));
+}
 
 }  // namespace
 
@@ -205,13 +233,19 @@ LintSummary lint(std::istream& in, const std::string& name, std::ostream& out,
                  const LintOptions& options) {
   LintSummary s;
   Linter linter(out, options);
+  // A trace of several plugins: one linter each, its requests and answers its own.
+  std::map<std::string, std::unique_ptr<Linter>, std::less<>> plugins;
   proto::LineFramer framer;
   std::size_t number = 0;
   std::vector<char> buffer(64 * 1024);
   auto on_line = [&](std::string_view text) {
     ++number;
     ++s.lines;
-    linter.line(number, text, s);
+    const std::string plugin = trace_prefix(text);
+    if (plugin.empty()) return linter.line(number, text, s);
+    auto& of = plugins[plugin];
+    if (!of) of = std::make_unique<Linter>(out, options, plugin);
+    of->line(number, text, s);
   };
   auto on_too_long = [&](std::size_t limit) {
     ++number;

@@ -34,6 +34,28 @@ TEST(Lint, TheSampleSessionHoldsToTheProtocol) {
   EXPECT_NE(report.find("everything holds to protocol 1"), std::string::npos);
 }
 
+// A trace of escouade-plugin test or run --trace: a time before each arrow, and the plugin's id
+// when there are several, each plugin's requests and answers matched on their own.
+TEST(Lint, ATraceOfSeveralPluginsIsReadPluginByPlugin) {
+  std::string report;
+  auto s = run(
+      R"(2026-12-04T22:51:12.123Z dev.a --> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"escouade":{"version":"2.2.0"},"plugin":{"id":"dev.a","version":"1.0.0"},"lang":"en","capabilities":{}}}
+2026-12-04T22:51:12.124Z dev.b --> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"escouade":{"version":"2.2.0"},"plugin":{"id":"dev.b","version":"1.0.0"},"lang":"en","capabilities":{}}}
+2026-12-04T22:51:12.130Z dev.b <-- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"capabilities":{}}}
+2026-12-04T22:51:12.131Z dev.a <-- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"capabilities":{}}}
+2026-12-04T22:51:12.140Z dev.a <-- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"capabilities":{}}}
+2026-12-04T22:51:12.150Z --> {"jsonrpc":"2.0","method":"events/fact","params":{}}
+)",
+      report);
+  EXPECT_EQ(s.lines, 6u);
+  EXPECT_EQ(s.answers, 3u);
+  EXPECT_EQ(s.problems, 2u) << report;  // dev.a's second answer; the fact's params
+  EXPECT_NE(report.find("dev.b: response initialize #1"), std::string::npos) << report;
+  EXPECT_NE(report.find("dev.a: response initialize #1"), std::string::npos) << report;
+  EXPECT_NE(report.find("dev.a: response #1"), std::string::npos) << report;
+  EXPECT_NE(report.find("answers no request in flight with id 1"), std::string::npos) << report;
+}
+
 TEST(Lint, EachFaultIsNamed) {
   std::string report;
   auto s = run_file("faults.jsonl", report);

@@ -114,6 +114,7 @@ supervisor::SupervisorConfig Host::supervisor_config(const manifest::Manifest& m
   c.program.env.push_back("ESCOUADE_VERSION=" + config_.escouade_version);
   c.escouade_version = config_.escouade_version;
   c.program.escouade_version = config_.escouade_version;
+  c.trace = config_.trace;
   c.lang = config_.lang;
   c.memory_limit_bytes = config_.memory_limit_mb * 1024 * 1024;
   c.memory_period = config_.memory_period;

@@ -60,6 +60,9 @@ struct HostConfig {
   // writer thread about 10 ms later: slower, but a line is on disk before any answer or status
   // that follows it, for one who follows the files (the author's harness, escouade-plugin run).
   bool journal_at_once = false;
+  // Every line between the host and each plugin, both ways, with its time, masked
+  // (journal/trace_file.hpp): escouade-host --trace FILE. Shared by the plugins.
+  std::shared_ptr<TraceFile> trace;
 };
 
 struct Project {

@@ -284,9 +284,17 @@ bool Supervisor::start() {
     }));
     return false;
   }
+  runtime::LineTap traced;
+  if (config_.trace) {
+    traced = [this](std::string_view line) {
+      config_.trace->write(config_.id, TraceFile::Direction::to_plugin, line,
+                           [this](std::string& text) { journal_.mask(text); });
+    };
+  }
   session_ = runtime::session_for(
       program_.get(), executor_,
-      lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_);
+      lifeline_.guard([this](std::string_view sentence) { journal_.warn(sentence); }), clock_,
+      std::move(traced));
   session_->set_redactor(lifeline_.guard([this](std::string& text) { journal_.mask(text); }));
   session_->set_notice(lifeline_.guard([this](std::string_view s) { journal_.info(s); }));
   session_->set_max_in_flight(kCallsInFlight);
@@ -295,6 +303,13 @@ bool Supervisor::start() {
 
   runtime::ProgramEvents events;
   runtime::feed_session(events, *session_);
+  if (config_.trace) {
+    events.output_line = [this, feed = std::move(events.output_line)](std::string_view line) {
+      config_.trace->write(config_.id, TraceFile::Direction::from_plugin, line,
+                           [this](std::string& text) { journal_.mask(text); });
+      feed(line);
+    };
+  }
   events.error_piece = lifeline_.guard([this](std::string_view piece) { stderr_.piece(piece); });
   events.error_line = lifeline_.guard([this](std::string_view end) { stderr_.line(end); });
   events.exited = lifeline_.guard([this](const runtime::ProgramEnd& end) { program_exited(end); });

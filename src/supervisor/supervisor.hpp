@@ -23,6 +23,7 @@
 #include "base/clock.hpp"
 #include "base/lifeline.hpp"
 #include "journal/journal.hpp"
+#include "journal/trace_file.hpp"
 #include "rpc/session.hpp"
 #include "runtime/program.hpp"
 #include "services/run_scope.hpp"
@@ -60,6 +61,8 @@ struct SupervisorConfig {
   std::size_t queue_limit = 256;
   int restarts_allowed = 3;  // a crash restarts it this many times within the window
   std::chrono::seconds crash_window{300};
+  // Every line both ways, masked, when given (escouade-host --trace).
+  std::shared_ptr<TraceFile> trace;
 };
 
 class Supervisor {

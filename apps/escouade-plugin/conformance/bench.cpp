@@ -12,6 +12,7 @@
 #include "conformance/leftovers.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
+#include "journal/trace_file.hpp"
 #include "manifest/module_age.hpp"
 #include "platform/keychain.hpp"
 #include "platform/reaper.hpp"
@@ -169,6 +170,12 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
       return make_error(kUsage, "--secret " + key + ": " + kept.error().message);
     }
   }
+  std::shared_ptr<TraceFile> trace;
+  if (!options.trace.empty()) {
+    auto opened = TraceFile::open(options.trace);
+    if (!opened) return make_error(kUsage, "--trace: " + opened.error().message);
+    trace = *opened;
+  }
   services::SettingsStore settings(scratch.path() / "settings");
   if (auto seeded = seed_settings(options, *m, settings); !seeded) return seeded.error();
 
@@ -218,6 +225,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   std::exception_ptr failure;
   {
     PluginLink link(loop.executor(), programs, services, served, std::move(spec));
+    link.trace_to(trace);
     BenchRun run(link, *m, options, token);
     const auto stale = manifest::module_older_than_build(*m);
     run.set("manifest", Verdict::pass,

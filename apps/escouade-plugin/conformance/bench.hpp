@@ -28,6 +28,8 @@ struct BenchOptions {
   // answer), for a plugin built with sanitizers or a loaded machine. 1 judges as Escouade does;
   // any other value is said in each sentence that names a delay.
   int time_scale = 1;
+  // Every line both ways, with its time, masked (journal/trace_file.hpp); empty: none.
+  std::filesystem::path trace;
 };
 
 // The checks, in the order the report lists them.

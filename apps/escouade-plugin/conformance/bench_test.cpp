@@ -351,6 +351,32 @@ TEST(ConformanceBench, CheckAndTestSayAPluginWasmOlderThanItsBuildFile) {
       << refused.out;
 }
 
+// test --trace: every line both ways with its time, a secret masked, and lint reads it whole.
+TEST(ConformanceBench, ATraceHoldsEveryLineBothWaysAndLintReadsIt) {
+  PluginFolder folder("good");
+  escouade::TempDir dir("bench-trace");
+  const fs::path trace = dir.path() / "bench.trace";
+  Ran ran = run_cli({"test", folder.path().string(), "--json", "--secret", "token=s3cr3t-value",
+                     "--trace", trace.string()});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out;
+  std::stringstream text;
+  text << std::ifstream(trace).rdbuf();
+  const std::string lines = text.str();
+  EXPECT_NE(lines.find(R"(--> {"jsonrpc":"2.0","id":1,"method":"initialize")"), std::string::npos)
+      << lines.substr(0, 2000);
+  EXPECT_NE(lines.find(R"(<-- {"jsonrpc":"2.0","id":1,"result":)"), std::string::npos);
+  EXPECT_NE(lines.find("Z --> "), std::string::npos);
+  EXPECT_EQ(lines.find("s3cr3t-value"), std::string::npos) << "a secret in the trace";
+  EXPECT_NE(lines.find("\u2022\u2022\u2022\u2022"), std::string::npos);
+  Ran linted = run_cli({"lint", trace.string(), "--quiet"});
+  EXPECT_NE(linted.out.find("bench.trace: "), std::string::npos) << linted.out;
+  // The malformed check's lines are in it, as sent: lint names them.
+  EXPECT_NE(linted.out.find("not JSON"), std::string::npos) << linted.out;
+  // An unwritable trace is a usage error.
+  Ran refused = run_cli({"test", folder.path().string(), "--trace", "/nonexistent/x.trace"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+}
+
 TEST(ConformanceBench, ARunWasmPluginRunsInTheSandbox) {
   escouade::TempDir dir("bench-wasm");
   const fs::path folder = dir.path() / "echo-wasm";

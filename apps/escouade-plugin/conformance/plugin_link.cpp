@@ -258,6 +258,10 @@ std::string PluginLink::last_stderr() const {
 
 void PluginLink::incoming(std::string_view line) {
   const std::size_t index = lines_++;
+  if (trace_) {
+    trace_->write({}, TraceFile::Direction::from_plugin, line,
+                  [journal = plugin_->journal](std::string& text) { journal->mask(text); });
+  }
   proto::Parsed parsed = in_decoder_.decode(line);
   bool only_raw_answers = !parsed.entries.empty();
   for (auto& e : parsed.entries) {
@@ -355,6 +359,10 @@ void PluginLink::note_call(const proto::Message& m) {
 }
 
 void PluginLink::sent(std::string_view line, const proto::Parsed& parsed, bool raw) {
+  if (trace_) {
+    trace_->write({}, TraceFile::Direction::to_plugin, line,
+                  [journal = plugin_->journal](std::string& text) { journal->mask(text); });
+  }
   SentLine s{{check_, {}}, std::string(line.substr(0, kSentKept))};
   bool asked = false;
   for (const auto& e : parsed.entries) {

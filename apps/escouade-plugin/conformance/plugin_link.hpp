@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "conformance/report.hpp"
+#include "journal/trace_file.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/schema_validator.hpp"
 #include "rpc/session.hpp"
@@ -124,6 +125,8 @@ class PluginLink {
   // Its last lines of standard error (at most 5), for a reason.
   std::string last_stderr() const;
 
+  // Every line both ways goes to `trace` too (masked), when given.
+  void trace_to(std::shared_ptr<TraceFile> trace) { trace_ = std::move(trace); }
   // The check whose messages are sent from now on (each line sent is remembered with it).
   void checking(std::string check) { check_ = std::move(check); }
   // A line sent, with the check that sent it and the method of its first message.
@@ -174,6 +177,7 @@ class PluginLink {
   // The one wait in progress (the checks run one after the other).
   std::function<void()> waiter_;
 
+  std::shared_ptr<TraceFile> trace_;
   std::string check_;
   struct SentLine {
     Sent by;

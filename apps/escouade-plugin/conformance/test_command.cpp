@@ -25,6 +25,7 @@ struct TestArgs {
   std::vector<std::string> settings;
   std::int64_t initialize_timeout_ms = 10'000;
   int time_scale = 1;
+  std::string trace;
 };
 
 // "key=value" split at its first '='; an error names the option.
@@ -45,6 +46,7 @@ int run_test(const TestArgs& args) {
   options.folder = args.folder;
   options.initialize_timeout = std::chrono::milliseconds(args.initialize_timeout_ms);
   options.time_scale = args.time_scale;
+  options.trace = args.trace;
   for (const auto& s : args.secrets) {
     if (!split_pair("--secret", s, options.secrets)) return 2;
   }
@@ -107,6 +109,9 @@ void add_test_command(CLI::App& app, int& exit_code) {
                   "a delay says so")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--trace", args->trace,
+                  "Write every line between the bench and the plugin, both ways, with its time "
+                  "(secrets masked) to this file, as escouade-plugin lint reads it");
   cmd->callback([args, &exit_code] { exit_code = run_test(*args); });
 }
 

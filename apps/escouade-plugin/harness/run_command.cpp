@@ -50,6 +50,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     std::string scenario;
     std::string data_dir;
     std::string keychain;
+    std::string trace;
     bool no_journal = false;
     bool no_color = false;
   };
@@ -83,6 +84,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--keychain", o->keychain,
                   "Where secrets are kept: secret-service or file:DIR (default: a demo file "
                   "store in the data dir)");
+  run->add_option("--trace", o->trace,
+                  "Write every line between Escouade and each plugin, both ways, with its time "
+                  "and the plugin's id (secrets masked) to this file, as escouade-plugin lint "
+                  "reads it");
   run->add_flag("--no-journal", o->no_journal, "Do not show the plugins' journals");
   run->add_flag("--no-color", o->no_color, "Never colour the output");
   run->callback([o, &exit_code] {
@@ -104,6 +109,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     options.scenario = o->scenario;
     options.data_dir = o->data_dir;
     options.keychain = o->keychain;
+    options.trace = o->trace;
     options.journal = !o->no_journal;
     options.color = !o->no_color && ::isatty(STDOUT_FILENO);
     options.interactive = o->scenario.empty() && ::isatty(STDIN_FILENO);

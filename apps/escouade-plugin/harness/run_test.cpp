@@ -235,6 +235,23 @@ TEST_F(HarnessRun, ADecisionAskedOfARefusedBundleSaysTheRefusal) {
   EXPECT_TRUE(r.before("error stopped: its bundle", "\n  ask\n")) << r.out;
 }
 
+// run --trace: the host writes each plugin's lines both ways, with its id, in lint's form.
+TEST_F(HarnessRun, ATraceHoldsEachPluginsLinesAndLintReadsIt) {
+  const fs::path guard = make_plugin(plugins_.path(), {"dev.test.guard"});
+  const fs::path trace = plugins_.path() / "run.trace";
+  Ran r = run({guard.string(), "--trace", trace.string()}, "call test/echo {\"x\":1}\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(r.has("trace in ")) << r.out;
+  std::stringstream text;
+  text << std::ifstream(trace).rdbuf();
+  EXPECT_NE(text.str().find(R"(dev.test.guard --> {"jsonrpc":"2.0","id":1,"method":"initialize")"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find(R"(dev.test.guard <-- {"jsonrpc":"2.0","id":)"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find(R"("method":"test/echo","params":{"x":1})"), std::string::npos);
+}
+
 TEST_F(HarnessRun, ShortFormsFromAPipe) {
   const fs::path guard = make_plugin(plugins_.path(), {"dev.test.guard"});
   Ran r = run({guard.string(), "--no-journal"},

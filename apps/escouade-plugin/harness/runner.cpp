@@ -247,9 +247,13 @@ int run_harness(const RunOptions& options, std::ostream& out) {
   asio::io_context& io = loop.io();
   RunSession session(io, options, data_dir, print);
   // Each journal line on disk before the answer that follows it: shown in order.
-  if (!session.start_host(
-          {"--data-dir", data_dir.string(), "--keychain", keychain, "--journal-at-once"}))
-    return 2;
+  std::vector<std::string> host_args{"--data-dir", data_dir.string(), "--keychain", keychain,
+                                     "--journal-at-once"};
+  if (!options.trace.empty()) {
+    host_args.insert(host_args.end(), {"--trace", fs::absolute(options.trace).string()});
+    print.note("  trace in " + options.trace.string() + " (escouade-plugin lint reads it)");
+  }
+  if (!session.start_host(host_args)) return 2;
 
   std::unique_ptr<LineSource> source;
   if (!options.scenario.empty()) {

@@ -22,6 +22,7 @@ struct RunOptions {
   std::filesystem::path scenario;     // empty: the standard input
   std::filesystem::path data_dir;     // empty: a temporary one, removed at the end
   std::string keychain;               // empty: file:<data dir>/keychain
+  std::filesystem::path trace;        // escouade-host --trace: every plugin's lines, or none
   bool journal = true;                // follow the plugins' journals
   bool color = false;
   bool interactive = false;  // the standard input is a terminal: a prompt, and help
