@@ -4,17 +4,40 @@
 #   1. a short working session through escouade-host with the three example plugins: facts,
 #      permission requests with their decisions and who made them, a crash and its restart,
 #      the journals' last lines;
-#   2. the conformance bench (escouade-plugin test) on each example, and on a plugin that
+#   2. plugins run inside Escouade, in its sandbox: the guard in JavaScript (run.js) and built
+#      to WebAssembly (run.wasm), and a run.js plugin whose decide handler never ends, stopped
+#      at its limit, with the journal's reason;
+#   3. the conformance bench (escouade-plugin test) on each example, and on a plugin that
 #      answers too slowly;
-#   3. what a call and a decision cost, beside a raw pipe round trip measured now.
+#   4. what a call and a decision cost, beside a raw pipe round trip measured now.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 mkdir -p build
 echo "== building everything (release preset; log in build/demo-build.log)"
-{ cmake --preset release && cmake --build --preset release; } >build/demo-build.log 2>&1 \
-  || { tail -n 40 build/demo-build.log; exit 1; }
+echo "   8 minutes and more on a fresh 2-core machine (the sandbox's engine headers are heavy);"
+echo "   a few seconds when nothing changed."
+# The build's progress on one line (ninja's [N/M] steps), its whole output in the log.
+build_step() {
+  local line
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>build/demo-build.log
+    if [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+      printf '\r   step %s of %s ' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+    fi
+  done
+}
+: >build/demo-build.log
+set +e
+{ cmake --preset release && cmake --build --preset release; } 2>&1 | build_step
+status=${PIPESTATUS[0]}
+set -e
+echo
+if [[ $status != 0 ]]; then
+  tail -n 40 build/demo-build.log
+  exit 1
+fi
 
 build=build/release
 cli="$build/apps/escouade-plugin/escouade-plugin"
@@ -40,10 +63,33 @@ TEXT
 
 cat <<'TEXT'
 
-== 2. The conformance bench: escouade-plugin test <folder> plays Escouade's side against a
-   plugin and tells, check by check, whether it keeps to protocol 1. First the examples:
+== 2. Plugins inside Escouade. A plugin whose manifest says "run": { "js": ... } or
+   { "wasm": ... } starts no process of its own: escouade-host runs its module on SpiderMonkey,
+   in a locked-down helper process each, 64 MB and 2 s of CPU a turn (500 ms while it decides).
+   Played here (scripts/demo/sandbox.jsonl):
+   - dev.example.guard-js, the guard in plain JavaScript (examples/guard-js),
+   - dev.example.guard, the same C++ guard built to WebAssembly (examples/guard, wasm32-wasi),
+   - dev.demo.spinner, a run.js plugin whose decide handler never ends for `make forever`
+     (scripts/demo/spinner): its turn is stopped at 500 ms, the decision goes on without it,
+     a new instance takes its place, and its journal says why.
 TEXT
-for example in guard fact-journal notifier; do
+"$cli" run "$examples/guard-js" "$examples/guard-wasm" scripts/demo/spinner \
+  --project billing --data-dir "$work/sandbox-data" --scenario scripts/demo/sandbox.jsonl
+
+cat <<'TEXT'
+
+   escouade-plugin check compiles a sandboxed module as the host does at its load, running
+   none of it:
+TEXT
+"$cli" check "$examples/guard-js"
+
+cat <<'TEXT'
+
+== 3. The conformance bench: escouade-plugin test <folder> plays Escouade's side against a
+   plugin and tells, check by check, whether it keeps to protocol 1. First the examples, the
+   run.js and run.wasm guards in the sandbox as the host runs them:
+TEXT
+for example in guard fact-journal notifier guard-js guard-wasm; do
   echo
   "$cli" test "$examples/$example"
 done
@@ -68,7 +114,7 @@ echo "(exit code $rc)"
 
 cat <<'TEXT'
 
-== 3. What it costs, measured now on this machine beside the floor (a raw pipe round trip
+== 4. What it costs, measured now on this machine beside the floor (a raw pipe round trip
    that parses and writes the same JSON): a call through the host, then a decision asked of
    1, 5 and 20 plugins at once. docs/PERFORMANCE.md has the full numbers (bench/run.sh).
 TEXT

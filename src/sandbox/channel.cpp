@@ -201,7 +201,10 @@ void Channel::turn_begins(bool compile, std::optional<std::string_view> message)
                                          : limits_.turn.count();
     in_turn_ = true;
     if (message) {
-      const std::string_view cut = message->substr(0, kTurnMessageBytes);
+      std::string_view line = *message;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+        line.remove_suffix(1);
+      const std::string_view cut = line.substr(0, kTurnMessageBytes);
       turn_message_.assign(cut.substr(0, utf8_complete_prefix(cut)));
     }
   }

@@ -219,6 +219,7 @@ TEST_F(Sandbox, WhileItHoldsADecisionATurnHas500ms) {
   // The end names the line whose turn it was, for whoever must say what caused it.
   EXPECT_NE(ended().turn.find(R"("method":"test/spin")"), std::string::npos) << ended().turn;
   EXPECT_NE(ended().turn.find(R"("id":2)"), std::string::npos) << ended().turn;
+  EXPECT_EQ(ended().turn.back(), '}') << "its line, without its line break";
 }
 
 TEST_F(Sandbox, AnUncaughtExceptionIsACrashWithItsMessage) {

@@ -151,6 +151,10 @@ TEST_F(HarnessRun, PlaysAScenarioFileToTheEnd) {
   Ran r = run({guard.string(), "--scenario", (kTestdata / "guard.jsonl").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(r.has("a demo file store, not a keychain")) << r.out;
+  EXPECT_TRUE(
+      r.has("    the install window says: Runs a program on your computer, with your "
+            "rights\n    - Sees the facts agent.status\n"))
+      << r.out;
   EXPECT_TRUE(r.has("== A fact, then two permission requests ==")) << r.out;
   EXPECT_TRUE(r.line_has("fact agent.status #1", "\"status\":\"working\"")) << r.out;
   EXPECT_TRUE(r.has("delivered to dev.test.guard")) << r.out;
@@ -206,6 +210,8 @@ TEST_F(HarnessRun, AKillEndsASandboxedInstanceAsACrash) {
               "call test/echo {\"n\":1}\nkill\nawait dev.test.sandbox-echo running\n"
               "call test/echo {\"n\":2}\nstatus\n");
   EXPECT_EQ(r.exit_code, 0) << r.out;
+  // The install window's sentence of its kind, as host/load says it.
+  EXPECT_TRUE(r.has("    the install window says: Runs inside Escouade, isolated\n")) << r.out;
   EXPECT_TRUE(r.has("the host saw it: restarting")) << r.out;
   EXPECT_TRUE(r.line_has("* dev.test.sandbox-echo: restarting: crashed:", "")) << r.out;
   EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: running", "crashes 1")) << r.out;

@@ -126,6 +126,10 @@ asio::awaitable<void> RunSession::setup() {
     print_.outcome(l.id + " " + l.version + ", run " +
                    (l.run ? std::string(hp::to_string(*l.run)) : "none (declarative)") +
                    ", activation [" + joined(l.activation) + "]");
+    // What the install window says of it: how it runs, then what it asks.
+    print_.detail("the install window says: " + l.runs_as);
+    for (const auto& asked : l.asks)
+      print_.detail("- " + asked);
     context_.plugins.push_back(l.id);
   }
   for (const auto& id : context_.plugins) {
