@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/private_dirs.hpp"
+#include "host/after_its_end.hpp"
 #include "manifest/install_words.hpp"
 #include "policy/audience.hpp"
 #include "protocol/attachment.hpp"
@@ -361,9 +362,9 @@ void Host::call(std::string_view id, rpc::Outgoing request,
       };
   if (request.method() == supervisor::kAttachMethod && !request.params_text().empty()) {
     const std::string agent = proto::attached_agent(request.params_text());
-    p->supervisor->attach(agent, std::move(request), closed_after_its_end(std::move(finish)));
+    p->supervisor->attach(agent, std::move(request), after_its_end(std::move(finish), executor_));
   } else {
-    p->supervisor->call(std::move(request), delay, closed_after_its_end(std::move(finish)));
+    p->supervisor->call(std::move(request), delay, after_its_end(std::move(finish), executor_));
   }
 }
 

@@ -197,10 +197,6 @@ class Host {
   void serve(Plugin& p);
   void update_project_folders(Plugin& p);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
-  // A call's completion that, for a call closed by its program's end, runs once the supervisor
-  // has taken that end in (posted): unanswered_because() then gives the end's state and reason
-  // ("is stopped: its bundle imports ..."), not the state it was leaving ("is starting").
-  rpc::CallDone closed_after_its_end(std::function<void(rpc::CallOutcome)> then) const;
   // Why a call to the plugin got no answer (its state and reason now), after its id: "is
   // stopped: stopped after 4 crashes within 5 minutes".
   std::string unanswered_because(std::string_view id) const;

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/quote.hpp"
+#include "host/after_its_end.hpp"
 #include "host/host.hpp"
 #include "policy/audience.hpp"
 #include "protocol/decision_text.hpp"
@@ -207,16 +208,8 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
       pending->filled[i] = true;
       if (--pending->left == 0) pending->finish();
     };
-    p.supervisor->call(*message, delay, closed_after_its_end(std::move(then)));
+    p.supervisor->call(*message, delay, after_its_end(std::move(then), executor_));
   }
-}
-
-rpc::CallDone Host::closed_after_its_end(std::function<void(rpc::CallOutcome)> then) const {
-  return [then = std::move(then), executor = executor_](rpc::CallOutcome o) mutable {
-    if (o.kind != rpc::CallOutcome::Kind::closed) return then(std::move(o));
-    asio::post(executor,
-               [then = std::move(then), o = std::move(o)]() mutable { then(std::move(o)); });
-  };
 }
 
 }  // namespace escouade::host

@@ -1,0 +1,40 @@
+#pragma once
+
+// A call's completion that, for a call closed by its program's end, runs once the supervisor has
+// taken that end in: posted once to the host's executor. Host::unanswered_because() then gives
+// the state the plugin ended in and why ("is stopped: its bundle imports ..."), not the state it
+// was leaving ("is starting"). Every other outcome runs at once. Held by value in the call's
+// CallDone: no allocation of its own but on the closed path.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <utility>
+
+#include "rpc/session.hpp"
+
+namespace escouade::host {
+
+template <class F>
+struct AfterItsEnd {
+  F then;
+  boost::asio::any_io_executor executor;
+  bool deferred = false;
+
+  void operator()(rpc::CallOutcome o) {
+    if (o.kind == rpc::CallOutcome::Kind::closed && !deferred) {
+      deferred = true;
+      auto ex = executor;
+      boost::asio::post(
+          ex, [self = std::move(*this), o = std::move(o)]() mutable { self(std::move(o)); });
+      return;
+    }
+    then(std::move(o));
+  }
+};
+
+template <class F>
+AfterItsEnd<F> after_its_end(F then, boost::asio::any_io_executor executor) {
+  return AfterItsEnd<F>{std::move(then), std::move(executor)};
+}
+
+}  // namespace escouade::host
