@@ -55,8 +55,8 @@ struct Recording final : escouade::runtime::ProgramFactory {
   }
   // Loading compiles as in escouade-host, unless `compile_at_load` is off (a start then
   // compiles what it runs).
-  void prepare(const escouade::runtime::ProgramSpec& spec) override {
-    if (compile_at_load) inner.prepare(spec);
+  void prepare(const escouade::runtime::ProgramSpec& spec, Tell tell = {}) override {
+    if (compile_at_load) inner.prepare(spec, std::move(tell));
   }
   bool compile_at_load = true;
   escouade::runtime::ProgramFactory& inner;

@@ -104,11 +104,7 @@ TEST_F(HostApi, ADecisionThroughTheApi) {
 TEST_F(HostApi, ADecisionThatCannotBeEncodedIsAnErrorForEachPlugin) {
   load({"dev.api.one"});
   load({"dev.api.two"});
-  proto::DecideParams request;
-  request.request.id = "r";
-  request.request.kind = "command";
-  request.request.input = json::object{{"command", "rm \xff"}};
-  request.project = {"p1", "Project One", false};
+  const proto::DecideParams request = command_request("r", "rm \xff");
   std::optional<Result<policy::Verdict>> out;
   host_->decide(request, [&](Result<policy::Verdict> v) { out = std::move(v); });
   run_until([&] { return out.has_value(); });

@@ -216,11 +216,7 @@ TEST_F(SandboxHost, ADecisionIsAnsweredByTheSandboxedPlugin) {
 TEST_F(SandboxHost, ALoopingDecideHandlerIsStoppedAt500msAndTheJournalNamesItsMessage) {
   auto id = load("dev.sandbox.decideloop", "echo", "plugin.mjs");
   ASSERT_TRUE(call(id, "test/echo", 0));
-  proto::DecideParams request;
-  request.request.id = "looping-decision";
-  request.request.kind = "command";
-  request.request.input = json::object{{"command", "spin forever"}};
-  request.project = {"p1", "Project One", false};
+  const proto::DecideParams request = command_request("looping-decision", "spin forever");
   std::optional<Result<policy::Verdict>> out;
   host_->decide(request, [&](Result<policy::Verdict> v) { out = std::move(v); });
   run_until([&] { return out.has_value(); });

@@ -166,6 +166,17 @@ json::value passing_report(const fs::path& folder) {
   return report;
 }
 
+// The sandbox's echo.wasm fixture as a run.wasm plugin in `folder`, its manifest ending with
+// `members` (a JSON object's members, without braces).
+void write_echo_wasm(const fs::path& folder, const std::string& members) {
+  fs::create_directories(folder);
+  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "echo.wasm", folder / "plugin.wasm");
+  std::ofstream(folder / "Makefile") << "plugin.wasm: echo.c\n";
+  std::ofstream(folder / "escouade-plugin.json")
+      << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
+      << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)" << members << "}";
+}
+
 // A sandboxed plugin's report: it started as `module` in the sandbox and kept to the handshake,
 // decisions and shutdown.
 void expect_ran_in_the_sandbox(const json::value& report, const std::string& module) {
@@ -318,14 +329,8 @@ TEST(ConformanceBench, CheckCompilesTheModuleWithoutRunningItAndSaysWhatTheHostW
 TEST(ConformanceBench, CheckAndTestSayAPluginWasmOlderThanItsBuildFile) {
   escouade::TempDir dir("bench-check-wasm");
   const fs::path folder = dir.path() / "w";
-  fs::create_directories(folder);
-  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "echo.wasm", folder / "plugin.wasm");
-  std::ofstream(folder / "Makefile") << "plugin.wasm: echo.c\n";
-  std::ofstream(folder / "escouade-plugin.json")
-      << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
-      << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)"
-      << R"("contributes":{"settings":{"verbose":{"type":"boolean","default":false,)"
-      << R"("description":"Log each fact"}}}})";
+  write_echo_wasm(folder, R"("contributes":{"settings":{"verbose":{"type":"boolean",)"
+                          R"("default":false,"description":"Log each fact"}}})");
   const auto now = fs::file_time_type::clock::now();
   fs::last_write_time(folder / "plugin.wasm", now - std::chrono::hours(1));
   fs::last_write_time(folder / "Makefile", now);
@@ -380,13 +385,7 @@ TEST(ConformanceBench, ATraceHoldsEveryLineBothWaysAndLintReadsIt) {
 TEST(ConformanceBench, ARunWasmPluginRunsInTheSandbox) {
   escouade::TempDir dir("bench-wasm");
   const fs::path folder = dir.path() / "echo-wasm";
-  fs::create_directories(folder);
-  fs::copy_file(fs::path(ESCOUADE_WASM_FIXTURES) / "echo.wasm", folder / "plugin.wasm");
-  std::ofstream(folder / "Makefile") << "plugin.wasm: echo.c\n";
-  std::ofstream(folder / "escouade-plugin.json")
-      << R"({"id":"dev.test.sandbox-echo-wasm","version":"1.0.0","name":"Sandbox echo wasm",)"
-      << R"("run":{"wasm":"Makefile"},"activation":["event:agent.status"],)"
-      << R"("permissions":{"events":["agent.status"],"decide":true}})";
+  write_echo_wasm(folder, R"("permissions":{"events":["agent.status"],"decide":true})");
   expect_ran_in_the_sandbox(passing_report(folder), "plugin.wasm");
 }
 

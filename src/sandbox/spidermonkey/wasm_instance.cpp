@@ -154,6 +154,17 @@ void use_tiered_wasm(JSContext* cx) {
   JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
 }
 
+// The context's callbacks for `guest`: its stops, its memory, and a job queue (a run.wasm
+// instance runs no promise job; the engine wants a queue all the same).
+void attach_guest(WasmGuest& guest, JobQueue& jobs) {
+  JSContext* cx = guest.cx;
+  JS_SetContextPrivate(cx, &guest);
+  JS::SetJobQueue(cx, &jobs);
+  JS_AddInterruptCallback(cx, on_interrupt);
+  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
+  guest.channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+}
+
 }  // namespace
 
 std::optional<ProgramEnd> compile_wasm(Instance& instance, const wire::Start& start,
@@ -165,12 +176,8 @@ std::optional<ProgramEnd> compile_wasm(Instance& instance, const wire::Start& st
   // The baseline compiler validates all a module's code, as Ion would, and sooner.
   JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(false);
   WasmGuest guest(cx, channel, start.name);
-  JS_SetContextPrivate(cx, &guest);
   JobQueue jobs(cx);
-  JS::SetJobQueue(cx, &jobs);
-  JS_AddInterruptCallback(cx, on_interrupt);
-  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
-  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  attach_guest(guest, jobs);
   std::optional<ProgramEnd> end;
   JS::RootedObject global(cx, new_sandbox_global(cx));
   if (!global) {
@@ -204,13 +211,8 @@ ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& chann
 
   ProgramEnd end;
   WasmGuest guest(cx, channel, start.name);
-  JS_SetContextPrivate(cx, &guest);
-  // A run.wasm instance runs no promise job; the engine wants a queue all the same.
   JobQueue jobs(cx);
-  JS::SetJobQueue(cx, &jobs);
-  JS_AddInterruptCallback(cx, on_interrupt);
-  JS::SetOutOfMemoryCallback(cx, on_out_of_memory, nullptr);
-  channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
+  attach_guest(guest, jobs);
   JS::RootedObject global(cx, new_sandbox_global(cx));
   if (!global) {
     end = channel.stop_cause() != StopCause::none
