@@ -338,16 +338,18 @@ void Host::call(std::string_view id, rpc::Outgoing request,
   }
   const auto delay = timeout.value_or(request.default_delay());
   const auto form = request.form();
-  std::function<void(rpc::CallOutcome&)> journal_decision;
+  // A decision asked this way is journaled as host/decide journals it (its name made now).
+  std::optional<std::string> decision;
   if (request.method() == proto::method::PermissionsDecide::kName)
-    journal_decision = decision_journal(*p, request.params_text());
+    decision = decision_asked(request.params_text());
   // Moved into the completion, not copied: its journal and masker are shared pointers.
   auto finish =
       [done = std::move(done),
        end = CallEnd{std::string(id), std::string(request.method()), delay, p->journal, p->masker},
-       form, host = lifeline_.token(), this,
-       journal_decision = std::move(journal_decision)](rpc::CallOutcome o) {
-        if (journal_decision) journal_decision(o);
+       form, host = lifeline_.token(), this, decision = std::move(decision)](rpc::CallOutcome o) {
+        if (decision && host) {
+          if (const Plugin* asked = find(end.plugin)) journal_vote(*asked, *decision, o, true);
+        }
         if (auto e = settle(end, o, host ? this : nullptr)) return done(std::move(*e));
         Answer a;
         if (form == rpc::ResultForm::value) {

@@ -188,10 +188,12 @@ class Host {
   };
   static std::optional<Error> settle(const CallEnd& end, rpc::CallOutcome& o, const Host* host);
   // A permissions/decide sent through call() (host/call) is journaled as Host::decide journals
-  // each vote: what the completion of that call does first, before settle(). `params` is the
-  // request's params as sent.
-  std::function<void(rpc::CallOutcome&)> decision_journal(const Plugin& p,
-                                                          std::string_view params) const;
+  // each vote: decision_asked() names the request from its params as sent (`permissions/decide
+  // "r-1" (command)`), and journal_vote() writes the plugin's vote, first thing in the call's
+  // completion, before settle().
+  static std::string decision_asked(std::string_view params);
+  void journal_vote(const Plugin& p, const std::string& what, rpc::CallOutcome& o,
+                    bool host_alive) const;
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;
   void serve(Plugin& p);

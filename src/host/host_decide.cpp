@@ -1,19 +1,21 @@
 // Host::decide: one permission request, asked of every deciding plugin at once.
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "base/quote.hpp"
 #include "host/after_its_end.hpp"
 #include "host/host.hpp"
 #include "policy/audience.hpp"
 #include "protocol/decision_text.hpp"
+#include "protocol/decode.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
 #include "protocol/json_read.hpp"
@@ -117,31 +119,41 @@ std::string what_is_asked(std::string_view id, std::string_view kind) {
 
 }  // namespace
 
-std::function<void(rpc::CallOutcome&)> Host::decision_journal(const Plugin& p,
-                                                              std::string_view params) const {
-  // The app's text, read again here (a decision asked through host/call is rare; host/decide
-  // is the path that counts): its id and kind name the request in the line.
-  std::string what = "permissions/decide";
-  boost::system::error_code ec;
-  const json::value read = json::parse(params, ec);
-  proto::DecideParams request;
-  proto::ReadContext ctx;
-  if (!ec && proto::read_value(read, request, ctx))
-    what = what_is_asked(request.request.id, request.request.kind);
-  return [what = std::move(what), journal = p.journal, id = p.manifest.id, host = lifeline_.token(),
-          this](rpc::CallOutcome& o) {
-    Vote v;
-    v.id = id;
-    vote_of(v, o, *journal, [&]() -> std::string {
-      return host ? unanswered_because(v.id) : "is closing with the host";
-    });
-    if (v.kind == Vote::Kind::timeout) return;  // journaled by the session
-    if (v.message) journal->mask(*v.message);
-    journal->mask(v.reason);
-    std::string line;
-    vote_line(line, what, v);
-    journal->info(line);
+std::string Host::decision_asked(std::string_view params) {
+  // The request's id and kind, found in the app's text as written, nothing built (a host/call
+  // costs the same as before for it): a string without escapes is taken as it is; anything
+  // else leaves the line naming the method alone.
+  std::array<proto::MemberText, 8> outer;
+  std::array<proto::MemberText, 16> inner;
+  const auto found = proto::checked_object_members(params, proto::DecodeOptions{}.max_depth, outer,
+                                                   "request", inner);
+  if (!found || !found->inner) return "permissions/decide";
+  const std::span<const proto::MemberText> request(inner.data(), *found->inner);
+  const auto plain = [](std::optional<std::string_view> v) -> std::optional<std::string_view> {
+    if (!v || v->size() < 2 || v->front() != '"' || v->back() != '"' ||
+        v->find('\\') != std::string_view::npos)
+      return std::nullopt;
+    return v->substr(1, v->size() - 2);
   };
+  const auto id = plain(proto::member(request, "id"));
+  const auto kind = plain(proto::member(request, "kind"));
+  if (!id || !kind) return "permissions/decide";
+  return what_is_asked(*id, *kind);
+}
+
+void Host::journal_vote(const Plugin& p, const std::string& what, rpc::CallOutcome& o,
+                        bool host_alive) const {
+  Vote v;
+  v.id = p.manifest.id;
+  vote_of(v, o, *p.journal, [&]() -> std::string {
+    return host_alive ? unanswered_because(v.id) : "is closing with the host";
+  });
+  if (v.kind == Vote::Kind::timeout) return;  // journaled by the session
+  if (v.message) p.journal->mask(*v.message);
+  p.journal->mask(v.reason);
+  std::string line;
+  vote_line(line, what, v);
+  p.journal->info(line);
 }
 
 void Host::decide(const proto::DecideParams& request, DecideDone done) {
