@@ -7,16 +7,25 @@
 //   1: a key for secret_key_refusal against {"token", "account:*"}: granted only as declared
 //   2: secrets and a text, split by 0xFF bytes (up to 3 secrets, then the text): after mask(),
 //      no secret is left in the text
+//   3: a URL for the egress verdict of a plugin granted slack.com: what it lets through is
+//      slack.com or a subdomain on a label boundary, over https, never an IP address
+//   4: 16 bytes of an IPv6 address: one that carries an IPv4 (mapped, compatible, NAT64, 6to4)
+//      of this machine or of the local network is never public; a name read as an IPv4 reads
+//      back the same
 
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "journal/masker.hpp"
+#include "policy/egress.hpp"
 #include "policy/paths.hpp"
 #include "policy/secret_keys.hpp"
 
@@ -73,20 +82,65 @@ void check_mask(std::string_view material) {
   }
 }
 
+void check_url(std::string_view url) {
+  escouade::policy::EgressGrant grant;
+  grant.plugin_id = "dev.fuzz";
+  grant.hosts = {"slack.com"};
+  auto t = escouade::policy::judge_url(grant, url, escouade::policy::UrlUse::fetch);
+  if (!t) return;
+  if (t->literal || !t->tls) broken();
+  if (t->reach != escouade::policy::EgressTarget::Reach::public_only) broken();
+  const std::string& h = t->host;
+  if (h != "slack.com" && !(h.size() > 10 && h.ends_with(".slack.com"))) broken();
+  // Whatever it resolves to, the machine's own addresses stay refused.
+  if (!escouade::policy::judge_address(*t, boost::asio::ip::make_address("127.0.0.1"))) broken();
+}
+
+void check_address(std::string_view bytes) {
+  if (bytes.size() < 16) return;
+  boost::asio::ip::address_v6::bytes_type b;
+  for (std::size_t i = 0; i < 16; ++i)
+    b[i] = static_cast<unsigned char>(bytes[i]);
+  const boost::asio::ip::address_v6 a(b);
+  const auto carried = [&](std::size_t at) {
+    return boost::asio::ip::address_v4((std::uint32_t(b[at]) << 24) |
+                                       (std::uint32_t(b[at + 1]) << 16) |
+                                       (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]));
+  };
+  const bool zero10 = std::all_of(b.begin(), b.begin() + 10, [](auto x) { return x == 0; });
+  std::optional<boost::asio::ip::address_v4> v4;
+  if (zero10 && ((b[10] == 0xff && b[11] == 0xff) || (b[10] == 0 && b[11] == 0))) v4 = carried(12);
+  if (b[0] == 0x20 && b[1] == 0x02) v4 = carried(2);
+  if (v4 && escouade::policy::local_kind(*v4) && !escouade::policy::local_kind(a)) broken();
+  // A name ending in a number: the address it reads as reads back as itself.
+  const std::string name(bytes.substr(16));
+  auto read = escouade::policy::ipv4_of_name(name);
+  if (read && *read) {
+    auto again = escouade::policy::ipv4_of_name((*read)->to_string());
+    if (!again || !*again || **again != **read) broken();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0:
       check_path(rest);
       break;
     case 1:
       check_key(rest);
       break;
-    default:
+    case 2:
       check_mask(rest);
+      break;
+    case 3:
+      check_url(rest);
+      break;
+    default:
+      check_address(rest);
       break;
   }
   return 0;
