@@ -284,12 +284,13 @@ bool Supervisor::start() {
     }));
     return false;
   }
+  // Guarded as every event is: a reply finished on a worker may write after the supervisor went.
   runtime::LineTap traced;
   if (config_.trace) {
-    traced = [this](std::string_view line) {
+    traced = lifeline_.guard([this](std::string_view line) {
       config_.trace->write(config_.id, TraceFile::Direction::to_plugin, line,
                            [this](std::string& text) { journal_.mask(text); });
-    };
+    });
   }
   session_ = runtime::session_for(
       program_.get(), executor_,
@@ -304,11 +305,12 @@ bool Supervisor::start() {
   runtime::ProgramEvents events;
   runtime::feed_session(events, *session_);
   if (config_.trace) {
-    events.output_line = [this, feed = std::move(events.output_line)](std::string_view line) {
-      config_.trace->write(config_.id, TraceFile::Direction::from_plugin, line,
-                           [this](std::string& text) { journal_.mask(text); });
-      feed(line);
-    };
+    events.output_line =
+        lifeline_.guard([this, feed = std::move(events.output_line)](std::string_view line) {
+          config_.trace->write(config_.id, TraceFile::Direction::from_plugin, line,
+                               [this](std::string& text) { journal_.mask(text); });
+          feed(line);
+        });
   }
   events.error_piece = lifeline_.guard([this](std::string_view piece) { stderr_.piece(piece); });
   events.error_line = lifeline_.guard([this](std::string_view end) { stderr_.line(end); });
