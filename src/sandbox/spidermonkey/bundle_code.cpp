@@ -82,22 +82,27 @@ JSObject* bundle_module(JSContext* cx, const wire::Start& start, Channel& channe
   return module;
 }
 
-std::optional<std::string> encoded_bundle(JSContext* cx, const wire::Start& start, Channel& channel,
-                                          std::optional<runtime::ProgramEnd>& end) {
+JSObject* encoded_bundle(JSContext* cx, const wire::Start& start, Channel& channel,
+                         std::string& encoded, std::optional<runtime::ProgramEnd>& end) {
   JS::CompileOptions options(cx);
   options.setFileAndLine(start.name.c_str(), 1);
   RefPtr<JS::Stencil> stencil = compiled(cx, options, start, channel);
   if (!stencil) {
     end = compile_failed(cx, channel);
-    return std::nullopt;
+    return nullptr;
   }
   JS::TranscodeBuffer buffer;
   if (JS::EncodeStencil(cx, stencil.get(), buffer) != JS::TranscodeResult::Ok) {
     JS_ClearPendingException(cx);
     end = crash("its bundle compiled, but could not be encoded");
-    return std::nullopt;
+    return nullptr;
   }
-  return std::string(reinterpret_cast<const char*>(buffer.begin()), buffer.length());
+  encoded.assign(reinterpret_cast<const char*>(buffer.begin()), buffer.length());
+  JS::InstantiateOptions instantiate(options);
+  JSObject* module = JS::InstantiateModuleStencil(cx, instantiate, stencil.get());
+  if (!module)
+    end = crash("its compile could not instantiate its module: " + describe_pending(cx, true));
+  return module;
 }
 
 JSScript* compile_script(JSContext* cx, std::string_view source, const char* name) {

@@ -28,10 +28,12 @@ namespace escouade::sandbox::spidermonkey {
 JSObject* bundle_module(JSContext* cx, const wire::Start& start, Channel& channel,
                         std::optional<runtime::ProgramEnd>& end);
 
-// The bundle compiled and encoded for the host's cache, in a compile's turn: the bytes, or
-// nullopt with `end` set as bundle_module sets it.
-std::optional<std::string> encoded_bundle(JSContext* cx, const wire::Start& start, Channel& channel,
-                                          std::optional<runtime::ProgramEnd>& end);
+// The bundle compiled in a compile's turn, encoded for the host's cache into `encoded`, and its
+// module instantiated in cx's realm from that same stencil (nothing decoded again: a compile
+// helper's memory holds the stencil once), for the checks of its imports and exports. nullptr,
+// with `end` set as bundle_module sets it, when it does not compile.
+JSObject* encoded_bundle(JSContext* cx, const wire::Start& start, Channel& channel,
+                         std::string& encoded, std::optional<runtime::ProgramEnd>& end);
 
 // A global script compiled in cx's realm (the run.js prelude); nullptr with the engine's exception
 // pending when it does not compile.

@@ -487,19 +487,16 @@ std::optional<ProgramEnd> compile_js(Instance& instance, const wire::Start& star
   channel.set_interrupter([cx] { JS_RequestInterruptCallback(cx); });
   const auto checked = [&]() -> std::optional<ProgramEnd> {
     std::optional<ProgramEnd> end;
-    auto encoded = encoded_bundle(cx, start, channel, end);
-    if (!encoded) return end;
+    std::string encoded;
+    JS::RootedObject module(cx, encoded_bundle(cx, start, channel, encoded, end));
+    if (!module) return end.value_or(crash("its compile could not instantiate its module"));
     // Its imports and exports, as its start checks them, on what was compiled: a bundle that
     // may not run is refused at its load (and by escouade-plugin check), never kept.
-    wire::Start compiled = start;
-    compiled.stencil = *encoded;
-    JS::RootedObject module(cx, bundle_module(cx, compiled, channel, end));
-    if (!module) return end.value_or(crash("its compile could not instantiate its module"));
     if (auto refused = check_imports(cx, module, start.name)) return refused;
     if (!compat::link_module(cx, module))
       return refusal("its bundle cannot be linked: " + describe_pending(cx, true));
     if (auto refused = check_exports(cx, module)) return refused;
-    channel.send(wire::ToHost::stencil, *encoded);
+    channel.send(wire::ToHost::stencil, encoded);
     return std::nullopt;
   };
   std::optional<ProgramEnd> end = checked();
