@@ -35,11 +35,11 @@ std::string_view level_name(JournalLevel level) {
   return "info";
 }
 
-// `2026-11-29T23:40:01.123Z info  `: the time in UTC to the millisecond, the level padded to five.
-// The date and time to the second are formatted once a second (per thread): formatting them for
-// every line was a third of a journal line's cost.
-void append_prefix(std::string& out, std::chrono::system_clock::time_point time,
-                   JournalLevel level) {
+}  // namespace
+
+void append_utc_time(std::string& out, std::chrono::system_clock::time_point time) {
+  // The date and time to the second are formatted once a second (per thread): formatting them
+  // for every line was a third of a journal line's cost.
   using namespace std::chrono;
   thread_local sys_seconds cached_second{sys_seconds::min()};
   thread_local char cached[20];  // "2026-11-29T23:40:01"
@@ -56,20 +56,27 @@ void append_prefix(std::string& out, std::chrono::system_clock::time_point time,
     cached_second = second;
   }
   const auto milli = static_cast<int>((ms - second).count());
+  const char tail[5] = {'.', static_cast<char>('0' + milli / 100),
+                        static_cast<char>('0' + milli / 10 % 10),
+                        static_cast<char>('0' + milli % 10), 'Z'};
+  out.append(cached, 19).append(tail, 5);
+}
+
+namespace {
+
+// `2026-11-29T23:40:01.123Z info  `: the time in UTC to the millisecond, the level padded to five.
+void append_prefix(std::string& out, std::chrono::system_clock::time_point time,
+                   JournalLevel level) {
+  append_utc_time(out, time);
   const std::string_view name = level_name(level);
-  char tail[16] = {'.',
-                   static_cast<char>('0' + milli / 100),
-                   static_cast<char>('0' + milli / 10 % 10),
-                   static_cast<char>('0' + milli % 10),
-                   'Z',
-                   ' '};
-  std::size_t n = 6;
+  char tail[8] = {' '};
+  std::size_t n = 1;
   for (char c : name)
     tail[n++] = c;
-  while (n < 6 + 5)
+  while (n < 1 + 5)
     tail[n++] = ' ';
   tail[n++] = ' ';
-  out.append(cached, 19).append(tail, n);
+  out.append(tail, n);
 }
 
 // The last `n` lines of the file at `path`, oldest first, without their line break. Reads the file

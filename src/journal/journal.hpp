@@ -36,6 +36,10 @@ struct JournalOptions {
   std::shared_ptr<JournalWriter> writer;
 };
 
+// `2026-11-29T23:40:01.123Z`: a time in UTC to the millisecond, as journal lines and traces
+// (trace_file.hpp) begin, appended to `out`.
+void append_utc_time(std::string& out, std::chrono::system_clock::time_point time);
+
 // One plugin's journal: lines in English, `2026-11-29T23:40:01.123Z info  <text>` (UTC,
 // milliseconds), appended to `<dir>/<id>.log` (journal_file.hpp). With a writer, the host's
 // thread only masks, formats and queues a line; the writer's thread writes the queue in batches,

@@ -1,25 +1,19 @@
 #include "journal/trace_file.hpp"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
+#include "journal/journal.hpp"
+
 namespace escouade {
 
 std::string trace_time(std::chrono::system_clock::time_point time) {
-  using namespace std::chrono;
-  const auto ms = floor<milliseconds>(time);
-  const auto second = floor<seconds>(ms);
-  const auto day = floor<days>(second);
-  const year_month_day date{day};
-  const hh_mm_ss clock{second - day};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(date.year()),
-                     static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
-                     clock.hours().count(), clock.minutes().count(), clock.seconds().count(),
-                     static_cast<int>((ms - second).count()));
+  std::string out;
+  append_utc_time(out, time);
+  return out;
 }
 
 Result<std::shared_ptr<TraceFile>> TraceFile::open(const std::filesystem::path& path) {
