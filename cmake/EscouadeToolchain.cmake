@@ -34,9 +34,15 @@ endif()
 # escouade-host, escouade-plugin): they carry the ctest label `processes`, which
 # scripts/stress.sh runs again and again beside busy loops (docs/lifetimes.md).
 function(escouade_add_unit_test name)
-  cmake_parse_arguments(ARG "PROCESSES" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "PROCESSES;LAB" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  # LAB: the tests run in the network lab (tests/support/net_lab.hpp), whose main enters it.
+  if(ARG_LAB)
+    target_link_libraries(${name} PRIVATE ${ARG_LIBS} escouade_net_lab_main GTest::gtest
+                          GTest::gmock)
+  else()
+    target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  endif()
   set(labels unit)
   if(ARG_PROCESSES)
     set(labels processes)

@@ -220,7 +220,7 @@ std::optional<std::string> local_kind(const address& a) {
 
 Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, UrlUse use) {
   const std::string shown_url(url.substr(0, 200));
-  auto parsed = boost::urls::parse_absolute_uri(url);
+  auto parsed = boost::urls::parse_uri(url);
   if (!parsed) return malformed(shown_url + " is not an absolute URL");
   const boost::urls::url_view& u = *parsed;
   // After an authority the path is empty or begins with '/'. Boost.URL 1.81 reads the host of
@@ -242,6 +242,8 @@ Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, U
 
   EgressTarget t;
   t.tls = scheme == secure;
+  if (!u.encoded_path().empty()) t.path = std::string(u.encoded_path());
+  if (u.has_query()) t.path += "?" + std::string(u.encoded_query());
   std::string host;  // as the sentences name it
   switch (u.host_type()) {
     case boost::urls::host_type::ipv4:

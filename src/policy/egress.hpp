@@ -57,6 +57,9 @@ struct EgressTarget {
   std::string host;
   std::uint16_t port = 0;
   bool tls = true;
+  // What the request line asks for: the URL's path ("/" when it has none) and its query, as
+  // written (percent-encoded); never its fragment.
+  std::string path = "/";
   // public_only: never an address of this machine or of the local network. account: any address
   // (the user's own host). shared: 127.0.0.1 alone.
   enum class Reach { public_only, account, shared };

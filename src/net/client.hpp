@@ -1,0 +1,136 @@
+#pragma once
+
+// The one HTTP(S) client of the host (DESIGN.md, src/net): what net/fetch and net/stream send
+// for a sandboxed plugin. Each exchange is one coroutine on the executor given, over one
+// connection of its own (Connection: close), and:
+//   - resolves the target's name once, asks policy::judge_address of every address it got, and
+//     connects only to the ones allowed: no second lookup that DNS could answer otherwise;
+//   - through a proxy (Settings::proxy), connects to the proxy and asks it CONNECT host:port: only
+//     the name was judged then (by policy::judge_url), and the exchange notes it;
+//   - verifies the server's certificate against the system's store and Settings::ca_file, and its
+//     name (or the IP address written in the URL);
+//   - follows no redirect: a 3xx is an answer like another;
+//   - keeps the deadline it was given for the whole of a fetch, and for a stream's opening (until
+//     its head); then a stream waits `idle` at most for each byte, and reads no more than its
+//     window of bytes the caller has not credited back.
+// Every handler is called on the executor given; none after cancel(). Beast and OpenSSL stay in
+// this folder's .cpp files (tests/source_rules_test.cpp).
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "policy/egress.hpp"
+
+namespace escouade::net {
+
+// The network settings of the app (Settings › Network; escouade-host --proxy, --ca-file).
+struct Settings {
+  // An HTTP proxy, "http://HOST:PORT": every exchange but local:shared's goes through it by
+  // CONNECT. Empty: none.
+  std::string proxy;
+  // Certificates (PEM) trusted beside the system's store. Empty: the system's alone.
+  std::filesystem::path ca_file;
+};
+
+struct Header {
+  std::string name;
+  std::string value;
+  friend bool operator==(const Header&, const Header&) = default;
+};
+
+struct Request {
+  std::string method = "GET";
+  std::vector<Header> headers;  // checked by check_request; Host and the framing are set here
+  std::optional<std::string> body;
+};
+
+// An answer's status line and headers: names in lower case, a repeated one joined by ", ".
+struct Head {
+  int status = 0;
+  std::vector<Header> headers;
+};
+
+struct Response {
+  Head head;
+  std::string body;
+};
+
+// -32602 when `request` cannot be sent as it is: a method that is no HTTP token (or CONNECT,
+// TRACE, TRACK), a header whose name is no token or whose value holds a line break or a NUL.
+// The headers the client sets itself (Host, Content-Length, Transfer-Encoding, Connection,
+// Upgrade, Keep-Alive, TE, Trailer, Proxy-*) are dropped from it, as a browser's fetch drops them.
+Result<void> check_request(Request& request);
+
+// One exchange under way: cancel() closes its connection, and none of its handlers is called
+// after it. Dropping the handle does not cancel it.
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual void cancel() = 0;
+};
+
+// A stream's exchange: credit() gives back bytes of its window that the caller consumed.
+class StreamExchange : public Exchange {
+ public:
+  virtual void credit(std::uint64_t bytes) = 0;
+};
+
+// Something an exchange has to tell the journal on the way (an address set aside, the proxy).
+using Note = std::function<void(const std::string&)>;
+
+struct FetchLimits {
+  std::chrono::milliseconds timeout{10'000};  // the whole exchange
+  std::uint64_t max_bytes = 1024 * 1024;      // the body of the answer
+};
+
+struct StreamLimits {
+  std::chrono::milliseconds open{10'000};  // until the head of the answer
+  // The longest wait for a byte of the body; nullopt: none (a stream of events, sse).
+  std::optional<std::chrono::milliseconds> idle = std::chrono::milliseconds(120'000);
+  std::uint64_t window = 256 * 1024;  // bytes handed out and not credited back, at most
+};
+
+struct StreamHandlers {
+  // Once: the head of the answer, or why none came (then nothing else is called).
+  std::function<void(Result<Head>)> head;
+  // Bytes of the body, as they are read.
+  std::function<void(std::string_view)> piece;
+  // Once after the head: nullopt for a body read to its end, else why it broke.
+  std::function<void(std::optional<std::string>)> end;
+};
+
+class Client {
+ public:
+  // -32602 with the reason when the settings cannot be used (a proxy URL that is no
+  // http://HOST:PORT, a CA file that cannot be read).
+  static Result<std::shared_ptr<Client>> make(boost::asio::any_io_executor executor,
+                                              Settings settings);
+  virtual ~Client() = default;
+
+  // Errors given to the handlers: refused (-32003) when no address of the target may be used;
+  // failed (-32004) for a failure on the way (no answer in time, an answer too large, a host out
+  // of reach, a certificate not trusted), each with a sentence that names the host.
+  using FetchDone = std::function<void(Result<Response>)>;
+  virtual std::shared_ptr<Exchange> fetch(const policy::EgressTarget& target, Request request,
+                                          FetchLimits limits, Note note, FetchDone done) = 0;
+  virtual std::shared_ptr<StreamExchange> stream(const policy::EgressTarget& target,
+                                                 Request request, StreamLimits limits, Note note,
+                                                 StreamHandlers handlers) = 0;
+  virtual const Settings& settings() const = 0;
+};
+
+// "10 s", "2.5 s", "1 MiB", "1536 bytes": how the sentences write a delay and a size.
+std::string seconds_text(std::chrono::milliseconds ms);
+std::string bytes_text(std::uint64_t bytes);
+
+}  // namespace escouade::net

@@ -1,0 +1,248 @@
+#include "support/test_web_server.hpp"
+
+#include <sys/socket.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace escouade::test {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+struct TestWebServer::State {
+  asio::io_context io;
+  std::optional<asio::ssl::context> tls;
+  tcp::acceptor acceptor{io};
+  std::thread accepting;
+  mutable std::mutex mutex;
+  std::vector<std::thread> connections_threads;
+  std::set<int> open_fds;
+  std::vector<SeenRequest> seen;
+  std::atomic<int> connections{0};
+  std::atomic<std::uint64_t> streamed{0};
+  std::atomic<bool> stopping{false};
+
+  void accept_loop();
+  void serve(tcp::socket socket);
+  template <class S>
+  void answer(S& stream, const http::request<http::string_body>& req);
+};
+
+namespace {
+
+// The number of `key=N` in the target's query; `fallback` without one.
+std::uint64_t query_number(const std::string& target, const std::string& key,
+                           std::uint64_t fallback) {
+  const auto q = target.find('?');
+  if (q == std::string::npos) return fallback;
+  const std::string query = "&" + target.substr(q + 1);
+  const auto at = query.find("&" + key + "=");
+  if (at == std::string::npos) return fallback;
+  return std::strtoull(query.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
+std::string path_of(const std::string& target) {
+  return target.substr(0, target.find('?'));
+}
+
+template <class S>
+void write_chunked(S& stream, http::response<http::empty_body>& head,
+                   const std::vector<std::string>& pieces, std::atomic<std::uint64_t>* count) {
+  beast::error_code ec;
+  head.chunked(true);
+  http::response_serializer<http::empty_body> sr{head};
+  http::write_header(stream, sr, ec);
+  for (const auto& p : pieces) {
+    if (ec) return;
+    asio::write(stream, http::make_chunk(asio::buffer(p)), ec);
+    if (!ec && count) *count += p.size();
+  }
+  if (!ec) asio::write(stream, http::make_chunk_last(), ec);
+}
+
+}  // namespace
+
+template <class S>
+void TestWebServer::State::answer(S& stream, const http::request<http::string_body>& req) {
+  const std::string target(req.target());
+  const std::string path = path_of(target);
+  beast::error_code ec;
+  auto reply = [&](http::status status, std::string body, const char* type = "text/plain") {
+    http::response<http::string_body> res{status, 11};
+    res.set(http::field::content_type, type);
+    res.set(http::field::connection, "close");
+    res.body() = std::move(body);
+    res.prepare_payload();
+    http::write(stream, res, ec);
+  };
+  http::response<http::empty_body> head{http::status::ok, 11};
+  head.set(http::field::connection, "close");
+  if (path == "/hello") {
+    reply(http::status::ok, "hello from " + std::string(req[http::field::host]));
+  } else if (path == "/echo") {
+    boost::json::object headers;
+    for (const auto& f : req)
+      headers[std::string(f.name_string())] = std::string(f.value());
+    reply(http::status::ok,
+          boost::json::serialize(boost::json::object{{"method", std::string(req.method_string())},
+                                                     {"target", target},
+                                                     {"host", std::string(req[http::field::host])},
+                                                     {"headers", headers},
+                                                     {"body", req.body()}}),
+          "application/json");
+  } else if (path == "/status") {
+    http::response<http::string_body> res{
+        static_cast<http::status>(query_number(target, "code", 200)), 11};
+    res.set(http::field::location, "https://other.example.org/");
+    res.set(http::field::connection, "close");
+    res.body() = "moved";
+    res.prepare_payload();
+    http::write(stream, res, ec);
+  } else if (path == "/slow") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(query_number(target, "ms", 100)));
+    reply(http::status::ok, "slow");
+  } else if (path == "/big") {
+    reply(http::status::ok, std::string(query_number(target, "bytes", 0), 'x'));
+  } else if (path == "/binary") {
+    reply(http::status::ok, std::string("\xff\xfe\x00\x01\x80", 5), "application/octet-stream");
+  } else if (path == "/chunked") {
+    write_chunked(stream, head, {"caf", "\xc3", "\xa9 au lait"}, nullptr);
+  } else if (path == "/stream") {
+    const std::uint64_t total = query_number(target, "bytes", 0);
+    std::vector<std::string> pieces;
+    for (std::uint64_t done = 0; done < total; done += 16 * 1024)
+      pieces.emplace_back(std::min<std::uint64_t>(16 * 1024, total - done), 'y');
+    write_chunked(stream, head, pieces, &streamed);
+  } else if (path == "/sse" || path == "/silent") {
+    head.set(http::field::content_type, path == "/sse" ? "text/event-stream" : "text/plain");
+    head.chunked(true);
+    http::response_serializer<http::empty_body> sr{head};
+    http::write_header(stream, sr, ec);
+    if (path == "/sse") {
+      asio::write(stream, http::make_chunk(asio::buffer(std::string("data: one\n\n"))), ec);
+      asio::write(stream, http::make_chunk(asio::buffer(std::string("data: two\n\n"))), ec);
+    }
+    // Silence, until the client closes (the read fails) or the server stops.
+    char byte;
+    beast::get_lowest_layer(stream).read_some(asio::buffer(&byte, 1), ec);
+  } else {
+    reply(http::status::not_found, "no route " + path);
+  }
+}
+
+void TestWebServer::State::serve(tcp::socket socket) {
+  const int fd = socket.native_handle();  // in open_fds since it was accepted
+  auto one = [&](auto& stream) {
+    beast::flat_buffer buffer;
+    http::request<http::string_body> req;
+    beast::error_code ec;
+    http::read(stream, buffer, req, ec);
+    if (ec) return;
+    SeenRequest seen_request{std::string(req.method_string()),
+                             std::string(req.target()),
+                             std::string(req[http::field::host]),
+                             {},
+                             req.body()};
+    for (const auto& f : req) {
+      std::string name(f.name_string());
+      for (char& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      seen_request.headers[name] = std::string(f.value());
+    }
+    {
+      std::lock_guard lock(mutex);
+      seen.push_back(std::move(seen_request));
+    }
+    answer(stream, req);
+  };
+  if (tls) {
+    beast::ssl_stream<tcp::socket> stream(std::move(socket), *tls);
+    beast::error_code ec;
+    stream.handshake(asio::ssl::stream_base::server, ec);
+    if (!ec) one(stream);
+    beast::get_lowest_layer(stream).shutdown(tcp::socket::shutdown_both, ec);
+  } else {
+    one(socket);
+    beast::error_code ec;
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+  }
+  std::lock_guard lock(mutex);
+  open_fds.erase(fd);
+}
+
+void TestWebServer::State::accept_loop() {
+  while (!stopping) {
+    beast::error_code ec;
+    tcp::socket socket(io);
+    acceptor.accept(socket, ec);
+    if (ec || stopping) return;
+    ++connections;
+    std::lock_guard lock(mutex);
+    open_fds.insert(socket.native_handle());
+    connections_threads.emplace_back([this, s = std::make_shared<tcp::socket>(std::move(
+                                                socket))]() mutable { serve(std::move(*s)); });
+  }
+}
+
+TestWebServer::TestWebServer(const std::string& address, std::uint16_t port,
+                             std::optional<TestCertificate> tls)
+    : state_(std::make_shared<State>()) {
+  if (tls) {
+    state_->tls.emplace(asio::ssl::context::tls_server);
+    state_->tls->use_certificate_chain(asio::buffer(tls->cert_pem));
+    state_->tls->use_private_key(asio::buffer(tls->key_pem), asio::ssl::context::pem);
+  }
+  const tcp::endpoint at(asio::ip::make_address(address), port);
+  state_->acceptor.open(at.protocol());
+  state_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+  state_->acceptor.bind(at);
+  state_->acceptor.listen();
+  state_->accepting = std::thread([s = state_.get()] { s->accept_loop(); });
+}
+
+TestWebServer::~TestWebServer() {
+  state_->stopping = true;
+  ::shutdown(state_->acceptor.native_handle(), SHUT_RDWR);  // wakes the blocked accept
+  state_->accepting.join();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(state_->mutex);
+    for (int fd : state_->open_fds)
+      ::shutdown(fd, SHUT_RDWR);
+    threads = std::move(state_->connections_threads);
+  }
+  for (auto& t : threads)
+    t.join();
+}
+
+std::uint16_t TestWebServer::port() const {
+  return state_->acceptor.local_endpoint().port();
+}
+
+std::vector<SeenRequest> TestWebServer::seen() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->seen;
+}
+
+int TestWebServer::connections() const {
+  return state_->connections;
+}
+
+std::uint64_t TestWebServer::streamed() const {
+  return state_->streamed;
+}
+
+}  // namespace escouade::test
