@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   clang-14 libclang-rt-14-dev clang-format-14
   # libraries
-  libboost1.81-dev libboost-json1.81-dev
+  libboost1.81-dev libboost-json1.81-dev libssl-dev
   libvalijson-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libsecret-1-dev
   # the engine of the sandbox (run.js, run.wasm): SpiderMonkey ESR 102, run in helper processes
@@ -18,6 +18,8 @@ packages=(
   wasi-libc libclang-rt-14-dev-wasm32 lld-14 libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 wabt
   # the keychain the tests use: a real Secret Service in a private D-Bus session
   dbus-daemon gnome-keyring
+  # the network lab of the net tests: addresses put on lo in a private namespace, certificates
+  iproute2 ca-certificates
   # tests and benchmarks; Node parses the run.js prelude in the tests (node --check)
   libgtest-dev libgmock-dev libbenchmark-dev nodejs
 )

@@ -148,6 +148,16 @@ void set_settings(host::Host& host, const hp::SettingsSetParams& p,
   answer(reply, host.set_settings(p.id, p.values));
 }
 
+void set_accounts(host::Host& host, const hp::AccountsSetParams& p,
+                  rpc::Reply<method::HostAccountsSet> reply) {
+  answer(reply, host.set_account_hosts(p.id, p.hosts));
+}
+
+void set_shared(host::Host& host, const hp::SharedSetParams& p,
+                rpc::Reply<method::HostSharedSet> reply) {
+  answer(reply, host.set_shared_port(p.id, p.port));
+}
+
 void restart(host::Host& host, const hp::PluginRef& p, rpc::Reply<method::HostRestart> reply) {
   answer(reply, host.restart(p.id));
 }
@@ -193,6 +203,8 @@ void AppServer::bind(host::Host& h) {
   session_.serve<method::HostSecretsSet>(on(set_secret));
   session_.serve<method::HostSecretsDelete>(on(delete_secret));
   session_.serve<method::HostSettingsSet>(on(set_settings));
+  session_.serve<method::HostAccountsSet>(on(set_accounts));
+  session_.serve<method::HostSharedSet>(on(set_shared));
   session_.serve<method::HostRestart>(on(restart));
   session_.serve<method::HostStatus>(on(status));
   session_.serve<method::HostJournal>(on(journal));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
   cli.add_option("--trace", trace_path,
                  "Write every line between the host and each plugin, both ways, with its time "
                  "and the plugin's id, masked, to this file (escouade-plugin lint reads it)");
+  net::Settings network;
+  cli.add_option("--proxy", network.proxy,
+                 "An HTTP proxy, http://HOST:PORT, for the network of sandboxed plugins (CONNECT; "
+                 "only a host's name is judged through it)");
+  cli.add_option("--ca-file", network.ca_file,
+                 "Certificates (PEM) trusted beside the system's for the network of sandboxed "
+                 "plugins");
   std::string keychain_choice = "secret-service";
   cli.add_option("--keychain", keychain_choice,
                  "Where plugins' secrets are kept: secret-service (the system's keychain), or "
@@ -140,6 +148,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     config.trace = *trace;
+  }
+  {
+    // Settings that cannot be used stop the program now, not each plugin's first fetch.
+    boost::asio::io_context probe;
+    if (auto client = net::Client::make(probe.get_executor(), network); !client) {
+      std::cerr << "escouade-host: " << client.error().message << "\n";
+      return 2;
+    }
+    config.network = network;
   }
   for (char** e = environ; e && *e; ++e)
     config.base_env.emplace_back(*e);

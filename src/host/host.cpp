@@ -73,6 +73,7 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};
   services_.timers = {executor_, &clock_, &timer_pacer_};
+  start_network();
 }
 
 Host::~Host() {
@@ -213,6 +214,7 @@ void Host::serve(Plugin& p) {
   p.served = std::make_shared<services::ServedPlugin>();
   p.served->manifest = p.manifest;
   p.served->grants = policy::Grants(p.manifest);
+  p.served->egress = egress_of(p);
   p.served->folder = services::OwnFolder::open(p.manifest.folder);
   p.served->journal = p.journal;
   p.served->masker = p.masker;

@@ -24,6 +24,7 @@
 #include "journal/journal_writer.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "net/client.hpp"
 #include "policy/decisions.hpp"
 #include "protocol/gen/types.hpp"
 #include "rpc/outgoing.hpp"
@@ -63,6 +64,10 @@ struct HostConfig {
   // Every line between the host and each plugin, both ways, with its time, masked
   // (journal/trace_file.hpp): escouade-host --trace FILE. Shared by the plugins.
   std::shared_ptr<TraceFile> trace;
+  // Settings › Network: the proxy and the extra certificates net/* of sandboxed plugins use
+  // (escouade-host --proxy, --ca-file). Settings that cannot be used leave the plugins no
+  // network: net/* answer failed with the reason (escouade-host refuses them at its start).
+  net::Settings network;
 };
 
 struct Project {
@@ -153,6 +158,14 @@ class Host {
   // <data dir>/plugin-settings: merged into those set before; a null value forgets one.
   Result<void> set_settings(std::string_view id, const boost::json::object& values);
 
+  // What {account} in the plugin's permissions.network means now: the hosts the user typed for
+  // its accounts, each "host:port" (an IPv6 address in brackets); they replace those set
+  // before. -32602 for a plugin that does not declare {account}, or an entry that is no
+  // host:port.
+  Result<void> set_account_hosts(std::string_view id, const std::vector<std::string>& hosts);
+  // The port of the local server of the plugin's harness (local:shared), or nullopt once it
+  // ended. -32602 for a plugin that does not declare local:shared, or a port outside 1-65535.
+  Result<void> set_shared_port(std::string_view id, std::optional<std::int64_t> port);
   Result<void> restart(std::string_view id);
   // One plugin's status, or every plugin's in the order they were loaded.
   Result<std::vector<supervisor::Status>> status(std::optional<std::string_view> id) const;
@@ -172,6 +185,8 @@ class Host {
     std::unique_ptr<supervisor::Supervisor> supervisor;
     std::map<std::string, Project> projects;   // where it is on, by project id
     std::optional<std::string> module_sha256;  // its store's fingerprint of its module
+    std::vector<std::string> account_hosts;    // host/accounts/set
+    std::optional<std::uint16_t> shared_port;  // host/shared/set
   };
   JournalOptions journal_options(const std::string& id) const;
   // The fingerprint given to load() checked against the module as it is now; the error says
@@ -197,6 +212,9 @@ class Host {
   Plugin* find(std::string_view id);
   const Plugin* find(std::string_view id) const;
   void serve(Plugin& p);
+  // host_network.cpp: the client of net/*, and what a plugin's net/* may reach.
+  void start_network();
+  static policy::EgressGrant egress_of(const Plugin& p);
   void update_project_folders(Plugin& p);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
   // Why a call to the plugin got no answer (its state and reason now), after its id: "is
@@ -217,6 +235,7 @@ class Host {
   // whose runs' timers use it until they end.
   services::TimerPacer timer_pacer_;
   services::ServiceContext services_;
+  std::shared_ptr<net::Client> net_client_;  // null when the network settings cannot be used
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;
   std::vector<Plugin*> load_order_;  // the plugins_ in the order they were loaded
   // Guards the completions given to the supervisors: they may run while a supervisor or the

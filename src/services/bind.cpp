@@ -2,6 +2,7 @@
 
 #include "services/files.hpp"
 #include "services/log.hpp"
+#include "services/net.hpp"
 #include "services/secrets.hpp"
 #include "services/settings.hpp"
 #include "services/timers.hpp"
@@ -15,8 +16,8 @@ using Plugin = std::shared_ptr<ServedPlugin>;
 // The families of methods the host serves, and the kinds of run each is served to. A family
 // absent for a kind is not bound: its methods are answered -32601, as any unknown method is.
 // A sandboxed plugin has no clock of its own to wait on, so the host keeps its timers; a process
-// has one (the schema, net/fetch: "the same for ... timer/*"). net/*, ws/*, fs/* and proc/*
-// join this table with their issues, each with its kinds.
+// has one (the schema, net/fetch: "the same for ... timer/*"). ws/*, fs/* and proc/* join this
+// table with their issues, each with its kinds.
 struct Service {
   const char* family;
   bool process;    // run.command
@@ -44,6 +45,11 @@ const Service kServices[] = {
     {"timer", false, true,
      [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
        serve_timers(s, run, ctx.timers, p);
+     }},
+    // A process has its own network (the schema's net/fetch); a sandboxed plugin has only this.
+    {"net", false, true,
+     [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
+       serve_net(s, run, ctx.net, p);
      }},
 };
 

@@ -14,11 +14,15 @@
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "policy/egress.hpp"
 #include "policy/grants.hpp"
 #include "services/files.hpp"
 
 namespace escouade::platform {
 class Keychain;
+}
+namespace escouade::net {
+class Client;
 }
 
 namespace escouade::services {
@@ -52,11 +56,19 @@ struct TimersContext {
   TimerPacer* pacer = nullptr;
 };
 
+// net/* (services/net.hpp): the host's one HTTP(S) client, whose handlers run on the host's
+// thread. Null: the host has no network to give (net/* answer failed).
+struct NetContext {
+  net::Client* client = nullptr;
+  std::string why_none;  // when there is no client: the reason net/* fail with
+};
+
 struct ServiceContext {
   SecretsContext secrets;
   SettingsContext settings;
   FilesContext files;
   TimersContext timers;
+  NetContext net;
 };
 
 // One plugin as the services see it: the manifest of now (its permissions), its journal and
@@ -68,6 +80,10 @@ struct ServedPlugin {
   manifest::Manifest manifest;
   // What the manifest grants, built once from it (deny by default: made from nothing, nothing).
   policy::Grants grants;
+  // Where its net/* and ws/* may go: its permissions.network, with the {account} hosts and the
+  // local:shared port the app set (host/accounts/set, host/shared/set), kept up to date by the
+  // host.
+  policy::EgressGrant egress;
   // Its folder, opened once at load (files/read reads beneath it).
   std::shared_ptr<const OwnFolder> folder;
   std::shared_ptr<Journal> journal;

@@ -203,10 +203,14 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   services::ServiceContext services{{loop.executor(), &workers, keychain.get()},
                                     {&workers, &settings},
                                     {&workers},
-                                    {loop.executor(), &steady_clock()}};
+                                    {loop.executor(), &steady_clock()},
+                                    // The bench sends nothing off the machine: a plugin's
+                                    // net/* is answered failed, which it must bear.
+                                    {nullptr, "the conformance bench gives no network"}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
   served->grants = policy::Grants(*m);
+  served->egress = policy::EgressGrant::of(*m);
   served->folder = services::OwnFolder::open(m->folder);
   served->journal = journal;
   served->masker = masker;
