@@ -85,6 +85,17 @@ class StreamExchange : public Exchange {
   virtual void credit(std::uint64_t bytes) = 0;
 };
 
+// A WebSocket opened (ws/open): its messages, in order, and its close.
+class WebSocket : public Exchange {
+ public:
+  // Queues a message: refused (-32003) when it is over the limit of a message, or when what
+  // already waits to be sent would pass the limit of what waits with it (a message of any size
+  // up to the first limit goes when nothing waits).
+  virtual Result<void> send(bool text, std::string data) = 0;
+  // Closes it with 1000 once what waits went: `closed` follows.
+  virtual void close() = 0;
+};
+
 // Something an exchange has to tell the journal on the way (an address set aside, the proxy).
 using Note = std::function<void(const std::string&)>;
 
@@ -109,6 +120,22 @@ struct StreamHandlers {
   std::function<void(std::optional<std::string>)> end;
 };
 
+struct WebSocketLimits {
+  std::chrono::milliseconds open{10'000};  // until the handshake is done
+  std::size_t max_message = 1024 * 1024;   // a message received or sent, at most
+  std::size_t max_waiting = 256 * 1024;    // bytes queued to be sent, at most
+};
+
+struct WebSocketHandlers {
+  // Once: open, or why it could not be (then nothing else is called).
+  std::function<void(Result<void>)> open;
+  // A message received: text (UTF-8) or binary.
+  std::function<void(bool text, std::string data)> message;
+  // Once after `open`: its close code and reason; 1006 for a connection that broke, 1009 when a
+  // message over the limit came (the socket is closed with 1009).
+  std::function<void(int code, std::string reason)> closed;
+};
+
 class Client {
  public:
   // -32602 with the reason when the settings cannot be used (a proxy URL that is no
@@ -126,6 +153,11 @@ class Client {
   virtual std::shared_ptr<StreamExchange> stream(const policy::EgressTarget& target,
                                                  Request request, StreamLimits limits, Note note,
                                                  StreamHandlers handlers) = 0;
+  // A WebSocket to `target` (judged with UrlUse::websocket): `headers` go with its handshake
+  // (checked as check_request checks them; Host and the handshake's own are the client's).
+  virtual std::shared_ptr<WebSocket> websocket(const policy::EgressTarget& target,
+                                               std::vector<Header> headers, WebSocketLimits limits,
+                                               Note note, WebSocketHandlers handlers) = 0;
   virtual const Settings& settings() const = 0;
 };
 

@@ -235,6 +235,10 @@ Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, U
   if (scheme != secure && scheme != plain)
     return refused(shown_url + ": only " + secure + " is sent" + (ws ? " for a WebSocket" : "") +
                    ", not " + scheme);
+  // ws/open: "wss only", whatever the host (the schema's ws/open); http is for net/fetch's
+  // {account} and local:shared hosts alone.
+  if (ws && scheme == plain)
+    return refused(shown_url + ": only wss is sent for a WebSocket, not ws");
   if (u.has_userinfo())
     return refused(shown_url +
                    ": a URL with a user name or a password is refused; send credentials in a "

@@ -51,7 +51,7 @@ TEST(Egress, HttpsOnlyAndWssOnlyForADeclaredHost) {
             "ftp://api.slack.com/: only https is sent, not ftp");
   EXPECT_EQ(refusal(g, "wss://api.slack.com/socket", UrlUse::websocket), "");
   EXPECT_EQ(refusal(g, "ws://api.slack.com/socket", UrlUse::websocket),
-            "ws://api.slack.com/socket: only wss is sent to api.slack.com, not ws");
+            "ws://api.slack.com/socket: only wss is sent for a WebSocket, not ws");
   EXPECT_EQ(refusal(g, "https://api.slack.com/socket", UrlUse::websocket),
             "https://api.slack.com/socket: only wss is sent for a WebSocket, not https");
   EXPECT_NE(refusal(g, "https://user:pw@api.slack.com/").find("a user name or a password"),

@@ -6,6 +6,7 @@
 #include "services/secrets.hpp"
 #include "services/settings.hpp"
 #include "services/timers.hpp"
+#include "services/ws.hpp"
 
 namespace escouade::services {
 
@@ -16,7 +17,7 @@ using Plugin = std::shared_ptr<ServedPlugin>;
 // The families of methods the host serves, and the kinds of run each is served to. A family
 // absent for a kind is not bound: its methods are answered -32601, as any unknown method is.
 // A sandboxed plugin has no clock of its own to wait on, so the host keeps its timers; a process
-// has one (the schema, net/fetch: "the same for ... timer/*"). ws/*, fs/* and proc/* join this
+// has one (the schema, net/fetch: "the same for ... timer/*"). fs/* and proc/* join this
 // table with their issues, each with its kinds.
 struct Service {
   const char* family;
@@ -50,6 +51,10 @@ const Service kServices[] = {
     {"net", false, true,
      [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
        serve_net(s, run, ctx.net, p);
+     }},
+    {"ws", false, true,
+     [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
+       serve_ws(s, run, ctx.net, p);
      }},
 };
 

@@ -17,7 +17,7 @@ TEST(ServiceTable, EachKindOfRunIsServedItsFamilies) {
   EXPECT_EQ(service_families(manifest::RunKind::command),
             (Families{"secrets", "settings", "files", "log"}));
   EXPECT_EQ(service_families(manifest::RunKind::js),
-            (Families{"secrets", "settings", "files", "log", "timer", "net"}));
+            (Families{"secrets", "settings", "files", "log", "timer", "net", "ws"}));
   EXPECT_EQ(service_families(manifest::RunKind::wasm), service_families(manifest::RunKind::js));
   EXPECT_TRUE(service_families(manifest::RunKind::none).empty());
 }

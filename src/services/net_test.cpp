@@ -70,8 +70,8 @@ class NetService : public ::testing::Test {
     return answer;
   }
   template <class Done>
-  void run_until(Done done) {
-    const auto until = std::chrono::steady_clock::now() + 30s;  // a safety net only
+  void run_until(Done done, std::chrono::milliseconds at_most = 30s) {
+    const auto until = std::chrono::steady_clock::now() + at_most;  // a safety net only
     while (!done() && std::chrono::steady_clock::now() < until) {
       io_.restart();
       io_.run_one_for(50ms);
@@ -206,6 +206,49 @@ TEST_F(NetService, EightStreamsAtOnceAndACancelledOneSaysNoMore) {
   EXPECT_TRUE(notifications("net/end").empty());
 }
 
+TEST_F(NetService, ASocketCarriesMessagesBothWaysAndItsCloseIsTold) {
+  auto a = call("ws/open", R"({"url":"wss://chat.example.com/ws",)"
+                           R"("headers":{"Authorization":"Bearer xoxb-secret-1"}})");
+  ASSERT_TRUE(a.as_object().contains("result")) << json::serialize(a);
+  const auto socket = a.at("result").at("socket").as_int64();
+  const std::string s = std::to_string(socket);
+  EXPECT_TRUE(call("ws/send", R"({"socket":)" + s + R"(,"text":"hi"})").at("result").is_null());
+  EXPECT_TRUE(
+      call("ws/send", R"({"socket":)" + s + R"(,"dataBase64":"AP8="})").at("result").is_null());
+  run_until([&] { return notifications("ws/message").size() == 2; });
+  const auto m = notifications("ws/message");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].at("text"), "echo:hi");
+  EXPECT_EQ(m[1].at("dataBase64"), "AP8=");
+  EXPECT_EQ(code(call("ws/send", R"({"socket":)" + s + R"(,"text":"a","dataBase64":"AA=="})")),
+            -32602);
+  EXPECT_TRUE(call("ws/close", R"({"socket":)" + s + "}").at("result").is_null());
+  run_until([&] { return !notifications("ws/closed").empty(); });
+  ASSERT_EQ(notifications("ws/closed").size(), 1u);
+  EXPECT_EQ(notifications("ws/closed")[0].at("code"), 1000);
+  EXPECT_EQ(code(call("ws/send", R"({"socket":)" + s + R"(,"text":"late"})")), -32602);
+  // Its handshake's headers never reach the journal.
+  EXPECT_THAT(journal_text(), ::testing::Not(HasSubstr("xoxb-secret-1")));
+}
+
+TEST_F(NetService, FourSocketsAtOnceWssOnlyAndNoneLeftAfterTheRun) {
+  EXPECT_EQ(code(call("ws/open", R"({"url":"ws://chat.example.com/ws"})")), -32003);
+  EXPECT_EQ(code(call("ws/open", R"({"url":"wss://sneaky.example.com/ws"})")), -32003);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(
+        call("ws/open", R"({"url":"wss://chat.example.com/ws"})").as_object().contains("result"));
+  auto fifth = call("ws/open", R"({"url":"wss://chat.example.com/ws"})");
+  EXPECT_EQ(code(fifth), -32003);
+  EXPECT_EQ(fifth.at("error").at("message"),
+            "4 WebSockets are already open, the most a sandboxed plugin may have at once; one "
+            "must close first");
+  session_->close();
+  run_.reset();  // the run ends: its sockets are cut, and no one is told
+  run_until([] { return false; }, 300ms);
+  EXPECT_TRUE(notifications("ws/closed").empty());
+  run_.emplace(*session_);
+}
+
 class NetServiceForAProcess : public NetService {
  protected:
   NetServiceForAProcess() : NetService(manifest::RunKind::command) {}
@@ -214,6 +257,7 @@ class NetServiceForAProcess : public NetService {
 TEST_F(NetServiceForAProcess, HasItsOwnNetworkAndIsAnsweredMethodNotFound) {
   EXPECT_EQ(code(call("net/fetch", R"({"url":"https://chat.example.com/hello"})")), -32601);
   EXPECT_EQ(code(call("net/stream", R"({"url":"https://chat.example.com/hello"})")), -32601);
+  EXPECT_EQ(code(call("ws/open", R"({"url":"wss://chat.example.com/ws"})")), -32601);
   EXPECT_TRUE(chat_.seen().empty());
 }
 

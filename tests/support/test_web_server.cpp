@@ -8,6 +8,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -39,6 +41,9 @@ struct TestWebServer::State {
   void serve(tcp::socket socket);
   template <class S>
   void answer(S& stream, const http::request<http::string_body>& req);
+  template <class S>
+  void websocket(S& stream, const http::request<http::string_body>& req);
+  std::atomic<std::uint64_t> ws_received{0};
 };
 
 namespace {
@@ -90,7 +95,9 @@ void TestWebServer::State::answer(S& stream, const http::request<http::string_bo
   };
   http::response<http::empty_body> head{http::status::ok, 11};
   head.set(http::field::connection, "close");
-  if (path == "/hello") {
+  if (path == "/ws" && beast::websocket::is_upgrade(req)) {
+    websocket(stream, req);
+  } else if (path == "/hello") {
     reply(http::status::ok, "hello from " + std::string(req[http::field::host]));
   } else if (path == "/echo") {
     boost::json::object headers;
@@ -140,6 +147,40 @@ void TestWebServer::State::answer(S& stream, const http::request<http::string_bo
     beast::get_lowest_layer(stream).read_some(asio::buffer(&byte, 1), ec);
   } else {
     reply(http::status::not_found, "no route " + path);
+  }
+}
+
+template <class S>
+void TestWebServer::State::websocket(S& stream, const http::request<http::string_body>& req) {
+  namespace ws = beast::websocket;
+  ws::stream<S&> socket(stream);
+  socket.read_message_max(8 * 1024 * 1024);
+  beast::error_code ec;
+  socket.accept(req, ec);
+  for (; !ec;) {
+    beast::flat_buffer in;
+    socket.read(in, ec);
+    if (ec) return;
+    const std::string m = beast::buffers_to_string(in.data());
+    if (!socket.got_text()) {
+      socket.binary(true);
+      socket.write(in.data(), ec);
+    } else if (m == "close") {
+      socket.close(ws::close_reason(ws::close_code::going_away, "bye"), ec);
+      beast::flat_buffer rest;
+      socket.read(rest, ec);  // the client's answer to the close
+      return;
+    } else if (m == "drop") {
+      beast::get_lowest_layer(stream).shutdown(tcp::socket::shutdown_both, ec);
+      return;
+    } else if (m.rfind("big:", 0) == 0) {
+      socket.text(true);
+      socket.write(asio::buffer(std::string(std::stoull(m.substr(4)), 'z')), ec);
+    } else {
+      socket.text(true);
+      socket.write(asio::buffer("echo:" + m), ec);
+      ws_received += m.size();
+    }
   }
 }
 

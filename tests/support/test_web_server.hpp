@@ -13,6 +13,9 @@
 //   /stream?bytes=N    200, chunked: N bytes of 'y' in pieces of 16 KiB
 //   /sse               200 text/event-stream: two events, then silence until the client goes
 //   /silent            200, the headers, then nothing until the client goes
+//   /ws                a WebSocket: a text message comes back as "echo:<it>", a binary one as it
+//                      is; "big:N" gets N bytes back, "close" a close (1001, "bye"), "drop" the
+//                      connection cut without a close
 // Every request is recorded (seen()).
 
 #include <atomic>
