@@ -18,6 +18,7 @@ ManifestProgram program_of(const manifest::Manifest& m) {
   ManifestProgram out;
   out.spec.plugin_id = m.id;
   out.spec.folder = m.folder;
+  out.spec.limits.net_bytes = static_cast<std::uint64_t>(m.limits.net_bytes);
   switch (m.run.kind) {
     case manifest::RunKind::command:
       out.spec.kind = RunKind::command;

@@ -88,6 +88,9 @@ struct ProgramLimits {
   std::uint64_t memory_bytes = 64ull * 1024 * 1024;
   std::chrono::milliseconds turn{2000};          // CPU for one turn of work
   std::chrono::milliseconds turn_deciding{500};  // while it holds a permissions/decide
+  // The most of an answer's body run.js's fetch reads whole (text, json...): the manifest's
+  // limits.netBytes, 1 MiB by default, as net/fetch's.
+  std::uint64_t net_bytes = 1024 * 1024;
 };
 
 // What to run: the same for every kind of program.

@@ -172,6 +172,7 @@ SandboxProgram::Prepared prepare_start(const runtime::ProgramSpec& spec, Compile
   s.memory_bytes = spec.limits.memory_bytes;
   s.turn_ms = static_cast<std::uint32_t>(spec.limits.turn.count());
   s.turn_deciding_ms = static_cast<std::uint32_t>(spec.limits.turn_deciding.count());
+  s.net_bytes = spec.limits.net_bytes;
   s.name = module_name(spec);
   const auto folder = runtime::OwnFolder::open(spec.folder);
   if (spec.kind == runtime::RunKind::wasm) {

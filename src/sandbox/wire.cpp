@@ -87,13 +87,13 @@ std::optional<std::uint64_t> count_of(std::string_view bytes) {
 }
 
 std::string start_record(const Start& s) {
-  std::size_t size = 1 + 8 + 4 + 4;
+  std::size_t size = 1 + 8 + 4 + 4 + 8;
   for (std::string_view part : {std::string_view(s.name), std::string_view(s.url),
                                 std::string_view(s.folder), s.source, s.stencil})
     size += 8 + part.size();
   // The stencil's bytes begin at a multiple of 8 from the body's start (the helper reads the
   // body into an allocation of its own, which malloc aligns): the engine uses them in place.
-  const std::size_t before_stencil = 1 + 8 + 4 + 4 + 8 + s.name.size() + 8 + s.url.size() + 8 +
+  const std::size_t before_stencil = 1 + 8 + 4 + 4 + 8 + 8 + s.name.size() + 8 + s.url.size() + 8 +
                                      s.folder.size() + 8 + s.source.size() + 1 + 8;
   const std::size_t pad = (8 - before_stencil % 8) % 8;
   size += 1 + pad;
@@ -108,6 +108,7 @@ std::string start_record(const Start& s) {
   put_u64(out, s.memory_bytes);
   put_u32(out, s.turn_ms);
   put_u32(out, s.turn_deciding_ms);
+  put_u64(out, s.net_bytes);
   put_bytes(out, s.name);
   put_bytes(out, s.url);
   put_bytes(out, s.folder);
@@ -133,9 +134,10 @@ std::optional<Start> decode_start(std::shared_ptr<const std::string> body) {
   in.remove_prefix(1);
   std::uint64_t files = 0;
   if (!take_u64(in, s.memory_bytes) || !take_u32(in, s.turn_ms) ||
-      !take_u32(in, s.turn_deciding_ms) || !take_bytes(in, s.name) || !take_bytes(in, s.url) ||
-      !take_bytes(in, s.folder) || !take_view(in, s.source) || !skip_padding(in) ||
-      !take_view(in, s.stencil) || !take_u64(in, files) || files > in.size() / 16) {
+      !take_u32(in, s.turn_deciding_ms) || !take_u64(in, s.net_bytes) || !take_bytes(in, s.name) ||
+      !take_bytes(in, s.url) || !take_bytes(in, s.folder) || !take_view(in, s.source) ||
+      !skip_padding(in) || !take_view(in, s.stencil) || !take_u64(in, files) ||
+      files > in.size() / 16) {
     return std::nullopt;
   }
   for (std::uint64_t i = 0; i < files; ++i) {

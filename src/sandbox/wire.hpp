@@ -93,6 +93,7 @@ struct Start {
   std::uint64_t memory_bytes = 64ull * 1024 * 1024;
   std::uint32_t turn_ms = 2000;
   std::uint32_t turn_deciding_ms = 500;
+  std::uint64_t net_bytes = 1024 * 1024;  // what run.js's fetch reads whole, at most
   std::string name;          // how messages name its module: "dist/plugin.mjs", "plugin.wasm"
   std::string url;           // its module's import.meta.url (a run.js bundle)
   std::string folder;        // process.cwd() and where readFileSync's paths are (a run.js bundle)

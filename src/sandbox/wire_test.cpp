@@ -74,6 +74,7 @@ TEST(Wire, AStartRecordKeepsEverythingItHolds) {
   s.memory_bytes = 16ull << 20;
   s.turn_ms = 300;
   s.turn_deciding_ms = 50;
+  s.net_bytes = 5 * 1024 * 1024;
   s.name = "dist/plugin.mjs";
   s.url = "file:///plugin/dist/plugin.mjs";
   s.folder = "/plugin";
@@ -97,6 +98,7 @@ TEST(Wire, AStartRecordKeepsEverythingItHolds) {
   EXPECT_EQ(back->memory_bytes, s.memory_bytes);
   EXPECT_EQ(back->turn_ms, 300u);
   EXPECT_EQ(back->turn_deciding_ms, 50u);
+  EXPECT_EQ(back->net_bytes, 5u * 1024 * 1024);
   EXPECT_EQ(back->name, s.name);
   EXPECT_EQ(back->url, s.url);
   EXPECT_EQ(back->folder, s.folder);

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "protocol/limits.hpp"
 #include "rpc/session.hpp"
 #include "services/context.hpp"
 #include "services/run_scope.hpp"
@@ -18,7 +19,7 @@ namespace escouade::services {
 
 // The spec's numbers: 8 streams at once, 256 KiB handed to the plugin and not credited back,
 // 120 s without a byte ends a stream not declared sse.
-inline constexpr std::size_t kStreamsAtOnce = 8;
+using proto::kStreamsAtOnce;
 inline constexpr std::uint64_t kStreamWindow = 256 * 1024;
 inline constexpr std::chrono::milliseconds kStreamIdle{120'000};
 

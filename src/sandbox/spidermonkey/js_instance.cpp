@@ -372,7 +372,11 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
                          JSPROP_READONLY) ||
       !JS_DefineProperty(cx, limits, "timerMaxMs", proto::kTimerMaxMs, JSPROP_READONLY) ||
       !JS_DefineProperty(cx, limits, "timerMinMs",
-                         static_cast<double>(proto::kTimerMinDelay.count()), JSPROP_READONLY))
+                         static_cast<double>(proto::kTimerMinDelay.count()), JSPROP_READONLY) ||
+      !JS_DefineProperty(cx, limits, "streamsAtOnce", static_cast<double>(proto::kStreamsAtOnce),
+                         JSPROP_READONLY) ||
+      !JS_DefineProperty(cx, limits, "netBytes", static_cast<double>(start.net_bytes),
+                         JSPROP_READONLY))
     return failed(in);
   if (!JS_DefineProperty(cx, host, "url", url, 0) ||
       !JS_DefineProperty(cx, host, "folder", folder, 0) ||

@@ -9,7 +9,7 @@ namespace escouade::sandbox::spidermonkey {
 namespace {
 
 const std::string kWhole = std::string(kPreludeBeginning) + std::string(kTimersPart) +
-                           std::string(kTextPart) + std::string(kUrlPart) +
+                           std::string(kTextPart) + std::string(kUrlPart) + std::string(kNetPart) +
                            std::string(kPreludeEnd);
 
 }  // namespace

@@ -25,6 +25,10 @@ extern const std::string_view kTextPart;
 // URL and URLSearchParams, WHATWG-like for file:, http(s):, ws(s): and ftp: URLs.
 extern const std::string_view kUrlPart;
 
+// fetch, Headers, Request, Response, AbortController, AbortSignal and WebSocket over net/stream,
+// net/credit, net/cancel and ws/*; adds to ownInputs and keepers (docs/network.md, "In run.js").
+extern const std::string_view kNetPart;
+
 // The globals given to the bundle, and the function the host calls with each line. })
 extern const std::string_view kPreludeEnd;
 

@@ -1,7 +1,7 @@
 // The run.js prelude's beginning (prelude.hpp). The natives' object is the prelude's alone: nothing
 // it gives the bundle holds it, and the two modules reach what they export through a hidden
 // global that the instance deletes once the bundle's modules are evaluated. The parts (timers.js,
-// text.js, url.js) run in the same function, after this beginning and before end.js: they see
+// text.js, url.js, net.js) run in the same function, after this beginning and before end.js: they see
 // its names (write, sendOwn, updateInput...).
 (function (host) {
   'use strict';
@@ -53,10 +53,14 @@
   // process.stdin: the lines Escouade sends, each a 'data' chunk with its '\n'. It is read while
   // something listens to it; once nothing does, the instance ends when it has nothing left to do.
   // Pending timers keep it reading too (their timer/fired come as input): the timers' part sets
-  // keptAlive and ownInput, the lines of input that are the prelude's own.
+  // keepers and ownInputs, the lines of input that are the prelude's own.
   let inputEnded = false;
-  let keptAlive = () => false;
-  let ownInput = () => false;
+  // Each part that waits for input of its own (the timers, the network) adds what keeps the
+  // instance reading, and its reading of a line: true when the line was the part's own.
+  const keepers = [];
+  const ownInputs = [];
+  const keptAlive = () => keepers.some((f) => f());
+  const ownInput = (line) => ownInputs.some((f) => f(line));
   const stdin = new Emitter();
   const updateInput = () =>
     wantInput(!inputEnded && (stdin.listenerCount('data') > 0 || keptAlive()));

@@ -11,7 +11,9 @@
   const globals = {
     process, console, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval,
     TextEncoder, TextDecoder, URL, URLSearchParams,
+    fetch, Headers, Request, Response, AbortController, AbortSignal, WebSocket,
   };
+  if (globalThis.DOMException === undefined) globals.DOMException = DOMExceptionOf;
   for (const [name, value] of Object.entries(globals))
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
   globalThis._importMeta_ = { url: host.url };

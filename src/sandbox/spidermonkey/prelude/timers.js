@@ -1,6 +1,6 @@
 
   // setTimeout, clearTimeout, setInterval and clearInterval over timer/set, timer/cancel and
-  // timer/fired (docs/sandbox.md, "Timers"); sets ownInput and keptAlive. The host keeps the
+  // timer/fired (docs/sandbox.md, "Timers"); adds to ownInputs and keepers. The host keeps the
   // timers (services/timers.hpp: 10 ms at least, 64 at once, gone with the instance); the prelude
   // asks for them with requests of its own and hands the bundle's callbacks their turns when
   // timer/fired comes. Its requests' ids are strings with a prefix made at random when the
@@ -28,11 +28,11 @@
   const takenBack = new Set();
   const kTakenBackKept = 1024;
 
-  keptAlive = () => {
+  keepers.push(() => {
     if (asked.size) return true;
     for (const t of timers.values()) if (t.ref && !t.cleared) return true;
     return false;
-  };
+  });
 
   const askHost = (t) => {
     const id = ownPrefix + ++ownCount;
@@ -159,7 +159,7 @@
     updateInput();
   };
 
-  ownInput = (line) => {
+  ownInputs.push((line) => {
     if (!line.includes(ownPrefix) && !line.includes('"timer/fired"')) return false;
     let m;
     try { m = parse(line); } catch (e) { return false; }
@@ -176,4 +176,4 @@
       return true;
     }
     return false;
-  };
+  });

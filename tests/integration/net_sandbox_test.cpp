@@ -1,0 +1,210 @@
+// A run.js plugin's fetch and WebSocket through the whole host (its C++ API, the sandbox's
+// helpers, the prelude), in the network lab (tests/support/net_lab.hpp): real TLS servers signed
+// by a test CA given as the network settings' --ca-file, names that resolve where a plugin must
+// not go, a good plugin beside each refusal.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "base/temp_dir.hpp"
+#include "host/host.hpp"
+#include "host_answer.hpp"
+#include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
+#include "support/test_ca.hpp"
+#include "support/test_web_server.hpp"
+
+namespace escouade::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
+
+class NetSandbox : public ::testing::Test {
+ protected:
+  NetSandbox()
+      : chat_("203.0.113.10", 443, ca_.issue({"chat.example.com", "api.chat.example.com"})),
+        decoy_("127.0.0.1", 443, ca_.issue({"sneaky.example.com"})),
+        processes_(io_.get_executor(), context_),
+        sandboxed_(io_.get_executor(), context_, sandbox::SandboxOptions::installed()) {
+    std::ofstream(data_.path() / "ca.pem") << ca_.pem();
+    programs_.route(runtime::RunKind::command, &processes_);
+    programs_.route(runtime::RunKind::js, &sandboxed_);
+    host::HostConfig config;
+    config.data_dir = data_.path();
+    config.base_env = {"PATH=/usr/bin:/bin"};
+    config.network.ca_file = data_.path() / "ca.pem";
+    host_ = std::make_unique<host::Host>(io_.get_executor(), config, programs_,
+                                         [](const supervisor::Status&) {});
+    id_ = load("dev.escouade.nettest", json::array{"chat.example.com", "sneaky.example.com"});
+  }
+  ~NetSandbox() override {
+    bool closed = false;
+    host_->shutdown([&] { closed = true; });
+    run_until([&] { return closed; });
+  }
+
+  std::string load(const std::string& id, json::array network) {
+    const fs::path dir = plugins_.path() / id;
+    fs::create_directories(dir);
+    fs::copy_file(kFixtures / "net" / "plugin.mjs", dir / "plugin.mjs");
+    json::object manifest{{"id", id},
+                          {"version", "1.0.0"},
+                          {"name", "Net test"},
+                          {"run", json::object{{"js", "plugin.mjs"}}},
+                          {"activation", json::array{"event:agent.status"}},
+                          {"permissions", json::object{{"network", std::move(network)}}}};
+    std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
+    auto loaded = host_->load(dir);
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    EXPECT_TRUE(host_->enable(loaded->id, host::Project{"p1", "Project One", false, {}}));
+    return loaded->id;
+  }
+
+  json::value call(const std::string& method, json::value params) {
+    std::optional<Result<json::value>> out;
+    host_->call(id_, *rpc::Outgoing::request_value(method, params),
+                std::chrono::milliseconds(30000),
+                [&](Result<host::Answer> r) { keep_answer(out, std::move(r)); });
+    run_until([&] { return out.has_value(); });
+    EXPECT_TRUE(out && *out) << (out ? out->error().message : "no answer");
+    return out && *out ? **out : json::value();
+  }
+  bool journal_has(std::string_view text) {
+    auto lines = host_->journal(id_, 500);
+    for (const auto& l : *lines)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+  template <class P>
+  void run_until(P done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // a net
+    while (!done() && std::chrono::steady_clock::now() < limit) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(done());
+  }
+
+  TempDir data_{"escouade-net-host"};
+  TempDir plugins_{"escouade-net-plugins"};
+  test::TestCa ca_;
+  test::TestWebServer chat_, decoy_;
+  asio::io_context io_;
+  runtime::ProcessContext context_;
+  runtime::ProcessProgramFactory processes_;
+  sandbox::SandboxProgramFactory sandboxed_;
+  runtime::ProgramRouter programs_;
+  std::unique_ptr<host::Host> host_;
+  std::string id_;
+};
+
+TEST_F(NetSandbox, FetchGivesAStandardResponse) {
+  auto r = call("test/fetch", json::object{{"url", "https://chat.example.com/hello"}});
+  ASSERT_TRUE(r.as_object().contains("status")) << json::serialize(r);
+  EXPECT_EQ(r.at("status"), 200);
+  EXPECT_EQ(r.at("ok"), true);
+  EXPECT_EQ(r.at("text"), "hello from chat.example.com");
+  EXPECT_EQ(r.at("headers").at("content-type"), "text/plain");
+  EXPECT_EQ(r.at("url"), "https://chat.example.com/hello");
+
+  auto posted = call(
+      "test/fetch",
+      json::object{
+          {"url", "https://api.chat.example.com/echo"},
+          {"init", json::object{{"method", "post"},
+                                {"headers", json::object{{"Authorization", "Bearer t"},
+                                                         {"Content-Type", "application/json"}}},
+                                {"body", R"({"text":"hi"})"}}},
+          {"read", "json"}});
+  ASSERT_TRUE(posted.as_object().contains("json")) << json::serialize(posted);
+  EXPECT_EQ(posted.at("json").at("method"), "POST");
+  EXPECT_EQ(posted.at("json").at("body"), R"({"text":"hi"})");
+  EXPECT_EQ(posted.at("json").at("headers").at("authorization"), "Bearer t");
+
+  auto bytes = call("test/fetch",
+                    json::object{{"url", "https://chat.example.com/binary"}, {"read", "bytes"}});
+  ASSERT_TRUE(bytes.as_object().contains("bytes")) << json::serialize(bytes);
+  EXPECT_EQ(bytes.at("bytes"), (json::array{255, 254, 0, 1, 128}));
+
+  auto moved = call("test/fetch", json::object{{"url", "https://chat.example.com/status?code=302"},
+                                               {"read", "none"}});
+  EXPECT_EQ(moved.at("status"), 302);  // never followed
+  EXPECT_EQ(moved.at("headers").at("location"), "https://other.example.org/");
+}
+
+TEST_F(NetSandbox, ARefusalRejectsTheFetchWithTheHostsSentenceAndIsJournaled) {
+  auto undeclared = call("test/fetch", json::object{{"url", "https://other.example.org/"}});
+  EXPECT_EQ(undeclared.at("error").at("name"), "TypeError");
+  EXPECT_EQ(undeclared.at("error").at("message"),
+            "other.example.org is not in permissions.network of dev.escouade.nettest");
+  EXPECT_EQ(undeclared.at("error").at("code"), -32003);
+
+  auto local = call("test/fetch", json::object{{"url", "https://sneaky.example.com/hello"}});
+  EXPECT_EQ(local.at("error").at("message"),
+            "sneaky.example.com resolves to 127.0.0.1, an address of this machine or of the "
+            "local network (loopback)");
+  EXPECT_EQ(decoy_.connections(), 0);
+  EXPECT_TRUE(journal_has("net/stream refused: sneaky.example.com resolves to 127.0.0.1"));
+
+  auto big =
+      call("test/fetch", json::object{{"url", "https://chat.example.com/big?bytes=1048577"}});
+  EXPECT_EQ(big.at("error").at("message"),
+            "the answer of chat.example.com is larger than 1 MiB, the most this plugin may "
+            "receive (limits.netBytes)");
+  // The plugin keeps answering.
+  auto after = call("test/fetch", json::object{{"url", "https://chat.example.com/hello"}});
+  EXPECT_EQ(after.at("status"), 200);
+}
+
+TEST_F(NetSandbox, ABodyStreamsAndAnAbortCancelsItsStream) {
+  auto chunked = call(
+      "test/fetch", json::object{{"url", "https://chat.example.com/chunked"}, {"read", "stream"}});
+  std::string whole;
+  for (const auto& p : chunked.at("pieces").as_array())
+    whole += p.as_string();
+  EXPECT_EQ(whole, "caf\xc3\xa9 au lait");
+
+  auto aborted = call("test/abort", json::object{{"url", "https://chat.example.com/sse"}});
+  EXPECT_TRUE(aborted.at("first").as_string().starts_with("data: one\n\n"))
+      << json::serialize(aborted);
+  EXPECT_EQ(aborted.at("after"), "AbortError");
+  auto early = call("test/abortEarly", json::object{{"url", "https://chat.example.com/hello"}});
+  EXPECT_EQ(early.at("name"), "AbortError");
+  // Twelve fetches at once: the host opens 8 streams at most, the prelude queues the others.
+  auto many = call("test/many", json::object{{"url", "https://chat.example.com/hello"}, {"n", 12}});
+  EXPECT_EQ(many.at("ok"), 12);
+}
+
+TEST_F(NetSandbox, AWebSocketSpeaksBothWaysAndTellsItsClose) {
+  auto r = call("test/ws", json::object{{"url", "wss://chat.example.com/ws"},
+                                        {"headers", json::object{{"Authorization", "Bearer s"}}},
+                                        {"send", json::array{"one", "two"}},
+                                        {"closeAfter", 2}});
+  EXPECT_EQ(r.at("messages"), (json::array{"echo:one", "echo:two"}));
+  EXPECT_EQ(r.at("code"), 1000);
+  EXPECT_EQ(r.at("wasClean"), true);
+
+  auto big = call("test/ws", json::object{{"url", "wss://chat.example.com/ws"},
+                                          {"send", json::array{"big:1048577"}},
+                                          {"closeAfter", 99}});
+  EXPECT_EQ(big.at("code"), 1009);
+  auto refused = call("test/ws", json::object{{"url", "wss://sneaky.example.com/ws"},
+                                              {"send", json::array()},
+                                              {"closeAfter", 1}});
+  EXPECT_EQ(refused.at("code"), 1006);
+  EXPECT_EQ(refused.at("errors").at(0),
+            "sneaky.example.com resolves to 127.0.0.1, an address of this machine or of the "
+            "local network (loopback)");
+  EXPECT_FALSE(journal_has("Bearer s"));
+}
+
+}  // namespace
+}  // namespace escouade::testing
