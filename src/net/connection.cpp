@@ -79,25 +79,43 @@ Result<std::optional<ProxyUrl>> read_proxy(const std::string& text) {
 
 }  // namespace
 
-Result<void> ClientImpl::load_certificates() {
+namespace {
+
+// Loads the certificates of `file` into `tls`; refused when it cannot be read or holds none
+// (load_verify_file takes a file without a certificate without a word: they are counted).
+Result<void> load_extra(asio::ssl::context& tls, const std::filesystem::path& file) {
+  X509_STORE* store = SSL_CTX_get_cert_store(tls.native_handle());
+  auto count = [store] {
+    return X509_STORE_get0_objects(store) ? sk_X509_OBJECT_num(X509_STORE_get0_objects(store)) : 0;
+  };
+  const int before = count();
   error_code ec;
-  tls_.set_default_verify_paths(ec);
-  if (ec) return invalid("the system's certificates cannot be read: " + ec.message());
-  if (!settings_.ca_file.empty()) {
-    // load_verify_file takes a file with no certificate in it without a word: count them.
-    X509_STORE* store = SSL_CTX_get_cert_store(tls_.native_handle());
-    const int before =
-        X509_STORE_get0_objects(store) ? sk_X509_OBJECT_num(X509_STORE_get0_objects(store)) : 0;
-    tls_.load_verify_file(settings_.ca_file.string(), ec);
-    const int after =
-        X509_STORE_get0_objects(store) ? sk_X509_OBJECT_num(X509_STORE_get0_objects(store)) : 0;
-    if (ec || after <= before)
-      return invalid("the certificates of " + settings_.ca_file.string() + " cannot be read" +
-                     (ec ? ": " + ec.message() : ": it holds no PEM certificate"));
-  }
-  tls_.set_verify_mode(asio::ssl::verify_peer);
-  SSL_CTX_set_min_proto_version(tls_.native_handle(), TLS1_2_VERSION);
+  tls.load_verify_file(file.string(), ec);
+  if (ec || count() <= before)
+    return invalid("the certificates of " + file.string() + " cannot be read" +
+                   (ec ? ": " + ec.message() : ": it holds no PEM certificate"));
   return {};
+}
+
+}  // namespace
+
+Result<void> ClientImpl::check_settings() {
+  if (settings_.ca_file.empty()) return {};
+  asio::ssl::context scratch(asio::ssl::context::tls_client);
+  return load_extra(scratch, settings_.ca_file);
+}
+
+asio::ssl::context& ClientImpl::tls() {
+  if (tls_) return *tls_;
+  // OpenSSL, the system's store and the extra file (checked at make) are set up at the first
+  // exchange: a host whose plugins never reach the network holds none of it (some MB).
+  tls_.emplace(asio::ssl::context::tls_client);
+  error_code ignored;
+  tls_->set_default_verify_paths(ignored);
+  if (!settings_.ca_file.empty()) (void)load_extra(*tls_, settings_.ca_file);
+  tls_->set_verify_mode(asio::ssl::verify_peer);
+  SSL_CTX_set_min_proto_version(tls_->native_handle(), TLS1_2_VERSION);
+  return *tls_;
 }
 
 Job::Job(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Note note)
@@ -239,7 +257,7 @@ Result<std::shared_ptr<Client>> Client::make(boost::asio::any_io_executor execut
   if (!proxy) return proxy.error();
   auto client =
       std::make_shared<ClientImpl>(std::move(executor), std::move(settings), std::move(*proxy));
-  if (auto loaded = client->load_certificates(); !loaded) return loaded.error();
+  if (auto checked = client->check_settings(); !checked) return checked.error();
   return std::shared_ptr<Client>(std::move(client));
 }
 

@@ -106,12 +106,10 @@ class Job : public std::enable_shared_from_this<Job> {
 class ClientImpl : public Client, public std::enable_shared_from_this<ClientImpl> {
  public:
   ClientImpl(asio::any_io_executor executor, Settings settings, std::optional<ProxyUrl> proxy)
-      : executor_(std::move(executor)),
-        settings_(std::move(settings)),
-        proxy_(std::move(proxy)),
-        tls_(asio::ssl::context::tls_client) {}
+      : executor_(std::move(executor)), settings_(std::move(settings)), proxy_(std::move(proxy)) {}
 
-  Result<void> load_certificates();
+  // The CA file can be read and holds certificates (at make: it is loaded at the first use).
+  Result<void> check_settings();
 
   std::shared_ptr<Exchange> fetch(const policy::EgressTarget& target, Request request,
                                   FetchLimits limits, Note note, FetchDone done) override;
@@ -125,7 +123,8 @@ class ClientImpl : public Client, public std::enable_shared_from_this<ClientImpl
 
   const asio::any_io_executor& executor() const { return executor_; }
   const std::optional<ProxyUrl>& proxy() const { return proxy_; }
-  asio::ssl::context& tls() { return tls_; }
+  // The TLS settings every connection uses, the certificates loaded at the first call.
+  asio::ssl::context& tls();
 
   void start(const std::shared_ptr<Job>& job) {
     asio::co_spawn(executor_, job->run(job), [](std::exception_ptr e) {
@@ -138,7 +137,7 @@ class ClientImpl : public Client, public std::enable_shared_from_this<ClientImpl
   asio::any_io_executor executor_;
   Settings settings_;
   std::optional<ProxyUrl> proxy_;
-  asio::ssl::context tls_;
+  std::optional<asio::ssl::context> tls_;
 };
 
 }  // namespace escouade::net::detail

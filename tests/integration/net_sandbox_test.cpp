@@ -26,6 +26,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
+const fs::path kWasmModules = ESCOUADE_WASM_FIXTURES;
 
 class NetSandbox : public ::testing::Test {
  protected:
@@ -37,6 +38,7 @@ class NetSandbox : public ::testing::Test {
     std::ofstream(data_.path() / "ca.pem") << ca_.pem();
     programs_.route(runtime::RunKind::command, &processes_);
     programs_.route(runtime::RunKind::js, &sandboxed_);
+    programs_.route(runtime::RunKind::wasm, &sandboxed_);
     host::HostConfig config;
     config.data_dir = data_.path();
     config.base_env = {"PATH=/usr/bin:/bin"};
@@ -51,16 +53,24 @@ class NetSandbox : public ::testing::Test {
     run_until([&] { return closed; });
   }
 
-  std::string load(const std::string& id, json::array network) {
+  // A run.js plugin (the net fixture), or a run.wasm one (the echo module, whose test/fetch
+  // calls net/fetch through escouade.call).
+  std::string load(const std::string& id, json::array network, bool wasm = false) {
     const fs::path dir = plugins_.path() / id;
     fs::create_directories(dir);
-    fs::copy_file(kFixtures / "net" / "plugin.mjs", dir / "plugin.mjs");
-    json::object manifest{{"id", id},
-                          {"version", "1.0.0"},
-                          {"name", "Net test"},
-                          {"run", json::object{{"js", "plugin.mjs"}}},
-                          {"activation", json::array{"event:agent.status"}},
-                          {"permissions", json::object{{"network", std::move(network)}}}};
+    if (wasm) {
+      fs::copy_file(kWasmModules / "echo.wasm", dir / "plugin.wasm");
+      std::ofstream(dir / "Makefile") << "plugin.wasm: echo.c\n";
+    } else {
+      fs::copy_file(kFixtures / "net" / "plugin.mjs", dir / "plugin.mjs");
+    }
+    json::object manifest{
+        {"id", id},
+        {"version", "1.0.0"},
+        {"name", "Net test"},
+        {"run", wasm ? json::object{{"wasm", "Makefile"}} : json::object{{"js", "plugin.mjs"}}},
+        {"activation", json::array{"event:agent.status"}},
+        {"permissions", json::object{{"network", std::move(network)}}}};
     std::ofstream(dir / "escouade-plugin.json") << json::serialize(manifest);
     auto loaded = host_->load(dir);
     EXPECT_TRUE(loaded) << loaded.error().message;
@@ -69,9 +79,11 @@ class NetSandbox : public ::testing::Test {
   }
 
   json::value call(const std::string& method, json::value params) {
+    return call_plugin(id_, method, std::move(params));
+  }
+  json::value call_plugin(const std::string& id, const std::string& method, json::value params) {
     std::optional<Result<json::value>> out;
-    host_->call(id_, *rpc::Outgoing::request_value(method, params),
-                std::chrono::milliseconds(30000),
+    host_->call(id, *rpc::Outgoing::request_value(method, params), std::chrono::milliseconds(30000),
                 [&](Result<host::Answer> r) { keep_answer(out, std::move(r)); });
     run_until([&] { return out.has_value(); });
     EXPECT_TRUE(out && *out) << (out ? out->error().message : "no answer");
@@ -204,6 +216,21 @@ TEST_F(NetSandbox, AWebSocketSpeaksBothWaysAndTellsItsClose) {
             "sneaky.example.com resolves to 127.0.0.1, an address of this machine or of the "
             "local network (loopback)");
   EXPECT_FALSE(journal_has("Bearer s"));
+}
+
+TEST_F(NetSandbox, ARunWasmPluginFetchesThroughEscouadeCall) {
+  const auto wasm = load("dev.escouade.netwasm", json::array{"chat.example.com"}, true);
+  auto ok =
+      call_plugin(wasm, "test/fetch", json::object{{"url", "https://chat.example.com/hello"}});
+  EXPECT_EQ(ok.at("code"), 0);
+  EXPECT_EQ(ok.at("answer").at("status"), 200);
+  EXPECT_EQ(ok.at("answer").at("body"), "hello from chat.example.com");
+  auto refused =
+      call_plugin(wasm, "test/fetch", json::object{{"url", "https://other.example.org/"}});
+  EXPECT_EQ(refused.at("code"), 1);  // Escouade answered an error
+  EXPECT_EQ(refused.at("answer").at("code"), -32003);
+  EXPECT_EQ(refused.at("answer").at("message"),
+            "other.example.org is not in permissions.network of dev.escouade.netwasm");
 }
 
 }  // namespace

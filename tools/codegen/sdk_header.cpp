@@ -146,6 +146,17 @@ bool read_value(const boost::json::value& v, std::vector<T>& out, ReadContext& c
   }
   return true;
 }
+template <class T>
+bool read_value(const boost::json::value& v, std::map<std::string, T>& out, ReadContext& ctx) {
+  const auto* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  out.clear();
+  for (const auto& member : *o) {
+    if (!read_value(member.value(), out[std::string(member.key())], ctx))
+      return ctx.in_field(member.key());
+  }
+  return true;
+}
 
 // Reads `v` into `out`; on failure, returns the message, its path under `root`.
 template <class T>
@@ -196,7 +207,8 @@ class SdkWriter {
     o << kBanner << header_comment() << "#pragma once\n\n"
       << "#include <boost/json/object.hpp>\n#include <boost/json/value.hpp>\n"
       << "#include <boost/json/value_from.hpp>\n#include <cstddef>\n"
-      << "#include <cstdint>\n#include <optional>\n#include <string>\n#include <string_view>\n"
+      << "#include <cstdint>\n#include <map>\n#include <optional>\n#include <string>\n#include "
+         "<string_view>\n"
       << "#include <utility>\n#include <vector>\n\nnamespace escouade {\n\n"
       << "inline constexpr int kProtocolVersion = " << g_.root().at("x-protocolVersion").as_int64()
       << ";\n// The delay of a method whose schema gives none.\n"

@@ -25,12 +25,15 @@ inline const std::vector<std::string>& sdk_definitions() {
                                                   "SecretsGetParams",
                                                   "SettingsGetParams",
                                                   "FilesReadParams",
-                                                  "LogParams"};
+                                                  "LogParams",
+                                                  "NetFetchParams",
+                                                  "NetFetchResult"};
   return kRoots;
 }
 
 // The header's text. A method is in it when its params and result use only those definitions
-// (and plain JSON types); the methods of sandboxed plugins (net/*, ws/*, fs/*...) are not.
+// (and plain JSON types): of the methods of sandboxed plugins, net/fetch (Context::fetch); the
+// others (net/stream, ws/*, fs/*...) are not.
 std::string sdk_header(const Generator& g);
 
 }  // namespace escouade::codegen

@@ -373,3 +373,46 @@ TEST(Plugin, AnExceptionFromAHandlerAnswersInternalError) {
 #endif
 
 }  // namespace
+
+TEST(Plugin, FetchSendsNetFetchAndGivesTheBodyAsBytes) {
+  ScriptedHost host;
+  host.send(request(2, "custom/go", nullptr));
+  std::vector<json::value> asked;
+  host.on_write = [&](ScriptedHost& h, const json::value& v) {
+    const auto* o = v.if_object();
+    if (!o || !o->contains("method") || o->at("method") != "net/fetch") return;
+    asked.push_back(o->at("params"));
+    if (asked.size() == 1)
+      h.send(answer(o->at("id"), json::object{{"status", 200},
+                                              {"headers", json::object{{"x-a", "1"}}},
+                                              {"bodyBase64", "//4AAQ=="}}));
+    else
+      h.send(json::object{{"jsonrpc", "2.0"},
+                          {"id", o->at("id")},
+                          {"error", json::object{{"code", -32003},
+                                                 {"message",
+                                                  "example.org is not in "
+                                                  "permissions.network of dev.test.sdk"}}}});
+  };
+  escouade::Plugin p{"dev.test.sdk"};
+  p.on("custom/go", [](const json::value&, escouade::Context& c) -> escouade::Result<json::value> {
+    auto got = c.fetch("https://chat.example.com/api", "POST", {{"content-type", "text/plain"}},
+                       std::string("\xff\x00", 2));
+    EXPECT_TRUE(got.ok());
+    EXPECT_EQ(got->status, 200);
+    EXPECT_EQ(got->headers.at("x-a"), "1");
+    EXPECT_EQ(got->body, std::string("\xff\xfe\x00\x01", 4));
+    auto refused = c.fetch("https://example.org/");
+    EXPECT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, -32003);
+    return json::value(refused.error().message);
+  });
+  p.run(host);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0],
+            json::parse(R"({"url":"https://chat.example.com/api","method":"POST",)"
+                        R"("headers":{"content-type":"text/plain"},"bodyBase64":"/wA="})"));
+  EXPECT_EQ(asked[1], json::parse(R"({"url":"https://example.org/","method":"GET"})"));
+  EXPECT_EQ(reply_to(host, 2).at("result"),
+            "example.org is not in permissions.network of dev.test.sdk");
+}

@@ -62,6 +62,77 @@ inline Decision ask(std::string message = {}) {
 
 class Plugin;
 
+// What net/fetch answered (Context::fetch): its body as bytes, whichever way it came (text, or
+// base64 for bytes that are not UTF-8).
+struct FetchAnswer {
+  std::int64_t status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names, a repeated one joined by ", "
+  std::string body;
+};
+
+namespace detail {
+
+inline bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80         ? 1
+                          : (c >> 5) == 6  ? 2
+                          : (c >> 4) == 14 ? 3
+                          : (c >> 3) == 30 ? 4
+                                           : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 2) return false;
+      cp = cp << 6 | (d & 0x3f);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+inline constexpr char kBase64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+inline std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
+    out += kBase64[n >> 18 & 63];
+    out += kBase64[n >> 12 & 63];
+    out += i + 1 < bytes.size() ? kBase64[n >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? kBase64[n & 63] : '=';
+  }
+  return out;
+}
+
+inline std::optional<std::string> base64_decode(std::string_view text) {
+  while (!text.empty() && text.back() == '=')
+    text.remove_suffix(1);
+  std::string out;
+  std::uint32_t n = 0;
+  int bits = 0;
+  for (char c : text) {
+    const char* at = std::char_traits<char>::find(kBase64, 64, c);
+    if (!at) return std::nullopt;
+    n = n << 6 | static_cast<std::uint32_t>(at - kBase64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>(n >> bits & 0xff);
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
 // What a handler reaches Escouade through. Given by the Plugin to every handler; valid while
 // run() runs. Each call blocks until Escouade answers (see the top of this file).
 class Context {
@@ -75,6 +146,13 @@ class Context {
   Result<std::string> file(std::string_view path);
   // The log notification: a line of the plugin's journal.
   void log(Level level, std::string_view message);
+  // net/fetch, for a run.wasm plugin (a process has its own network: -32601). Escouade sends it
+  // under the manifest's permissions.network and limits (10 s and 1 MiB unless they say more),
+  // follows no redirect, and answers -32003 for a refusal, -32004 for a failure on the way,
+  // each with its sentence. `body` is bytes: it goes as text when it is UTF-8, else as base64.
+  Result<FetchAnswer> fetch(std::string_view url, std::string_view method = "GET",
+                            std::map<std::string, std::string> headers = {},
+                            std::optional<std::string> body = std::nullopt);
 
   // Any method of Escouade's, typed: call<method::SecretsGet>({"token"}).
   template <class M>
@@ -486,6 +564,30 @@ inline Result<boost::json::object> Context::settings(std::optional<std::string_v
 
 inline Result<std::string> Context::file(std::string_view path) {
   return call<method::FilesRead>(FilesReadParams{std::string(path)});
+}
+
+inline Result<FetchAnswer> Context::fetch(std::string_view url, std::string_view method,
+                                          std::map<std::string, std::string> headers,
+                                          std::optional<std::string> body) {
+  NetFetchParams p;
+  p.url = std::string(url);
+  p.method = std::string(method);
+  if (!headers.empty()) p.headers = std::move(headers);
+  if (body && detail::valid_utf8(*body))
+    p.body = std::move(body);
+  else if (body)
+    p.body_base64 = detail::base64_encode(*body);
+  auto r = call<method::NetFetch>(p);
+  if (!r) return r.error();
+  FetchAnswer a{r->status, std::move(r->headers), {}};
+  if (r->body) {
+    a.body = std::move(*r->body);
+  } else if (r->body_base64) {
+    auto bytes = detail::base64_decode(*r->body_base64);
+    if (!bytes) return Error{ErrorCode::internal, "net/fetch: result.bodyBase64 is not base64"};
+    a.body = std::move(*bytes);
+  }
+  return a;
 }
 
 inline void Context::log(Level level, std::string_view message) {

@@ -15,6 +15,7 @@
 #include <boost/json/value_from.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -191,6 +192,17 @@ bool read_value(const boost::json::value& v, std::vector<T>& out, ReadContext& c
   out.clear();
   for (std::size_t i = 0; i < a->size(); ++i) {
     if (!read_value((*a)[i], out.emplace_back(), ctx)) return ctx.in_index(i);
+  }
+  return true;
+}
+template <class T>
+bool read_value(const boost::json::value& v, std::map<std::string, T>& out, ReadContext& ctx) {
+  const auto* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  out.clear();
+  for (const auto& member : *o) {
+    if (!read_value(member.value(), out[std::string(member.key())], ctx))
+      return ctx.in_field(member.key());
   }
   return true;
 }
@@ -438,6 +450,8 @@ struct Decision;
 struct SecretsGetParams;
 struct SettingsGetParams;
 struct FilesReadParams;
+struct NetFetchParams;
+struct NetFetchResult;
 struct LogParams;
 bool read_value(const boost::json::value& v, Project& out, ReadContext& ctx);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const Project& s);
@@ -469,6 +483,10 @@ bool read_value(const boost::json::value& v, SettingsGetParams& out, ReadContext
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const SettingsGetParams& s);
 bool read_value(const boost::json::value& v, FilesReadParams& out, ReadContext& ctx);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FilesReadParams& s);
+bool read_value(const boost::json::value& v, NetFetchParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const NetFetchParams& s);
+bool read_value(const boost::json::value& v, NetFetchResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const NetFetchResult& s);
 bool read_value(const boost::json::value& v, LogParams& out, ReadContext& ctx);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const LogParams& s);
 
@@ -1007,6 +1025,100 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const
   o.emplace("path", boost::json::value_from(s.path, o.storage()));
 }
 
+struct NetFetchParams {
+  std::string url{};
+  std::optional<std::string> method{};
+  std::optional<std::map<std::string, std::string>> headers{};
+  std::optional<std::string> body{};
+  std::optional<std::string> body_base64{};
+
+  friend bool operator==(const NetFetchParams&, const NetFetchParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, NetFetchParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("url")) {
+    if (!read_value(*m, out.url, ctx)) return ctx.in_field("url");
+  } else {
+    return ctx.missing("url");
+  }
+  if (const boost::json::value* m = o->if_contains("method")) {
+    if (!read_value(*m, out.method.emplace(), ctx)) return ctx.in_field("method");
+  } else {
+    out.method.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("headers")) {
+    if (!read_value(*m, out.headers.emplace(), ctx)) return ctx.in_field("headers");
+  } else {
+    out.headers.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("body")) {
+    if (m->is_null()) out.body.reset();
+    else if (!read_value(*m, out.body.emplace(), ctx)) return ctx.in_field("body");
+  } else {
+    out.body.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("bodyBase64")) {
+    if (!read_value(*m, out.body_base64.emplace(), ctx)) return ctx.in_field("bodyBase64");
+  } else {
+    out.body_base64.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const NetFetchParams& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("url", boost::json::value_from(s.url, o.storage()));
+  if (s.method) o.emplace("method", boost::json::value_from(*s.method, o.storage()));
+  if (s.headers) o.emplace("headers", boost::json::value_from(*s.headers, o.storage()));
+  if (s.body) o.emplace("body", boost::json::value_from(*s.body, o.storage()));
+  if (s.body_base64) o.emplace("bodyBase64", boost::json::value_from(*s.body_base64, o.storage()));
+}
+
+struct NetFetchResult {
+  std::int64_t status{};
+  std::map<std::string, std::string> headers{};
+  std::optional<std::string> body{};
+  std::optional<std::string> body_base64{};
+
+  friend bool operator==(const NetFetchResult&, const NetFetchResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, NetFetchResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("status")) {
+    if (!read_value(*m, out.status, ctx)) return ctx.in_field("status");
+  } else {
+    return ctx.missing("status");
+  }
+  if (const boost::json::value* m = o->if_contains("headers")) {
+    if (!read_value(*m, out.headers, ctx)) return ctx.in_field("headers");
+  } else {
+    return ctx.missing("headers");
+  }
+  if (const boost::json::value* m = o->if_contains("body")) {
+    if (!read_value(*m, out.body.emplace(), ctx)) return ctx.in_field("body");
+  } else {
+    out.body.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("bodyBase64")) {
+    if (!read_value(*m, out.body_base64.emplace(), ctx)) return ctx.in_field("bodyBase64");
+  } else {
+    out.body_base64.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const NetFetchResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("status", boost::json::value_from(s.status, o.storage()));
+  o.emplace("headers", boost::json::value_from(s.headers, o.storage()));
+  if (s.body) o.emplace("body", boost::json::value_from(*s.body, o.storage()));
+  if (s.body_base64) o.emplace("bodyBase64", boost::json::value_from(*s.body_base64, o.storage()));
+}
+
 struct LogParams {
   LogParamsLevel level{};
   std::string message{};
@@ -1101,6 +1213,15 @@ struct FilesRead {
   static constexpr std::uint32_t kTimeoutMs = 5000;
   using Params = FilesReadParams;
   using Result = std::string;
+};
+
+struct NetFetch {
+  static constexpr std::string_view kName = "net/fetch";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 10000;
+  using Params = NetFetchParams;
+  using Result = NetFetchResult;
 };
 
 struct Log {
