@@ -89,7 +89,7 @@ cat <<'TEXT'
    plugin and tells, check by check, whether it keeps to protocol 1. First the examples, the
    run.js and run.wasm guards in the sandbox as the host runs them:
 TEXT
-for example in guard fact-journal notifier guard-js guard-wasm; do
+for example in guard fact-journal notifier guard-js guard-wasm slack; do
   echo
   "$cli" test "$examples/$example"
 done

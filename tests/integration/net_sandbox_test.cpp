@@ -8,12 +8,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_to.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "base/temp_dir.hpp"
 #include "host/host.hpp"
 #include "host_answer.hpp"
+#include "platform/keychain.hpp"
 #include "runtime/process_program.hpp"
 #include "sandbox/sandbox_program.hpp"
 #include "support/test_ca.hpp"
@@ -43,6 +45,7 @@ class NetSandbox : public ::testing::Test {
     config.data_dir = data_.path();
     config.base_env = {"PATH=/usr/bin:/bin"};
     config.network.ca_file = data_.path() / "ca.pem";
+    config.keychain = keychain_.get();
     host_ = std::make_unique<host::Host>(io_.get_executor(), config, programs_,
                                          [](const supervisor::Status&) {});
     id_ = load("dev.escouade.nettest", json::array{"chat.example.com", "sneaky.example.com"});
@@ -106,6 +109,9 @@ class NetSandbox : public ::testing::Test {
   }
 
   TempDir data_{"escouade-net-host"};
+  // A plain file store standing for the keychain (platform/keychain_file.cpp): the Secret
+  // Service's own tests are elsewhere.
+  std::unique_ptr<platform::Keychain> keychain_ = platform::make_file_keychain(data_.path() / "k");
   TempDir plugins_{"escouade-net-plugins"};
   test::TestCa ca_;
   test::TestWebServer chat_, decoy_;
@@ -231,6 +237,56 @@ TEST_F(NetSandbox, ARunWasmPluginFetchesThroughEscouadeCall) {
   EXPECT_EQ(refused.at("answer").at("code"), -32003);
   EXPECT_EQ(refused.at("answer").at("message"),
             "other.example.org is not in permissions.network of dev.escouade.netwasm");
+}
+
+// The example plugin dev.escouade.slack (examples/slack) against a Slack of the tests' own: a TLS
+// server named slack.com in the lab.
+TEST_F(NetSandbox, TheSlackExamplePostsWithItsTokenWhichTheJournalNeverShows) {
+  test::TestWebServer slack("203.0.113.30", 443, ca_.issue({"slack.com"}));
+  const fs::path dir = plugins_.path() / "slack";
+  fs::copy(fs::path(ESCOUADE_EXAMPLES_SOURCE) / "slack", dir, fs::copy_options::recursive);
+  auto loaded = host_->load(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const std::string id = loaded->id;
+  ASSERT_TRUE(host_->enable(id, host::Project{"p1", "Billing", false, {}}));
+  auto set_token = [&](std::string token) {
+    std::optional<Result<void>> done;
+    host_->set_secret(id, "token", std::move(token), [&](Result<void> r) { done = r; });
+    run_until([&] { return done.has_value(); });
+    ASSERT_TRUE(*done) << done->error().message;
+  };
+  auto lines = [&] {
+    std::string all;
+    for (const auto& l : *host_->journal(id, 500))
+      all += l + "\n";
+    return all;
+  };
+  int seq = 0;
+  auto done_ticket = [&] {
+    ASSERT_TRUE(host_->publish(json::value_to<proto::Fact>(json::parse(
+        R"({"name":"ticket.column","version":1,"seq":)" + std::to_string(++seq) +
+        R"(,"at":"2026-12-05T10:00:00Z","project":{"id":"p1","name":"Billing","private":false},)"
+        R"("ticket":{"id":"t7","key":"T-7","title":"Fix login"},"data":{"from":"review","to":"done"}})"))));
+  };
+  set_token("xoxb-test-1234567890");
+  done_ticket();
+  run_until([&] { return lines().find("posted to #dev") != std::string::npos; });
+  ASSERT_EQ(slack.seen().size(), 1u);
+  const auto posted = slack.seen()[0];
+  EXPECT_EQ(posted.method, "POST");
+  EXPECT_EQ(posted.target, "/api/chat.postMessage");
+  EXPECT_EQ(posted.headers.at("authorization"), "Bearer xoxb-test-1234567890");
+  EXPECT_EQ(json::parse(posted.body),
+            json::parse(R"({"channel":"#dev","text":"T-7 \"Fix login\" is done in Billing"})"));
+  EXPECT_NE(lines().find(R"(posted to #dev: T-7 "Fix login" is done in Billing)"),
+            std::string::npos);
+
+  set_token("not-a-bot-token");  // Slack refuses it
+  done_ticket();
+  run_until([&] { return lines().find("Slack refused") != std::string::npos; });
+  EXPECT_NE(lines().find("Slack refused the message to #dev: not_authed"), std::string::npos);
+  EXPECT_EQ(lines().find("xoxb-test-1234567890"), std::string::npos) << lines();
+  EXPECT_EQ(lines().find("not-a-bot-token"), std::string::npos);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct LabHost {
 inline constexpr LabHost kLabHosts[] = {
     {"chat.example.com", "203.0.113.10"},        // a public service (TLS server on 443)
     {"api.chat.example.com", "203.0.113.10"},    // one of its subdomains
+    {"slack.com", "203.0.113.30"},               // the example plugin's (a Slack of the tests')
     {"files.example.com", "198.51.100.7"},       // a second public one (nothing listens)
     {"other.example.org", "203.0.113.20"},       // public, and declared by no plugin
     {"v6.example.com", "2001:db8::10"},          // public over IPv6
@@ -34,8 +35,8 @@ inline constexpr LabHost kLabHosts[] = {
 };
 // The addresses put on lo (127.0.0.1 and ::1 are there already).
 inline constexpr const char* kLabAddresses[] = {
-    "203.0.113.10/32", "203.0.113.20/32", "198.51.100.7/32",  "10.1.2.3/32",
-    "10.20.30.40/32",  "10.9.9.9/32",     "2001:db8::10/128",
+    "203.0.113.10/32", "203.0.113.20/32", "203.0.113.30/32", "198.51.100.7/32",
+    "10.1.2.3/32",     "10.20.30.40/32",  "10.9.9.9/32",     "2001:db8::10/128",
 };
 
 // Enters the lab: call first thing in main, while the process has one thread. Empty on

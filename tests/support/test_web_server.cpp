@@ -97,6 +97,13 @@ void TestWebServer::State::answer(S& stream, const http::request<http::string_bo
   head.set(http::field::connection, "close");
   if (path == "/ws" && beast::websocket::is_upgrade(req)) {
     websocket(stream, req);
+  } else if (path == "/api/chat.postMessage") {
+    // Slack's Web API as its clients see it: 200 and {"ok":false,"error":...} for a refusal.
+    const bool authed = req[http::field::authorization].starts_with("Bearer xoxb-");
+    reply(http::status::ok,
+          authed ? R"({"ok":true,"channel":"C1","ts":"1700000000.000100"})"
+                 : R"({"ok":false,"error":"not_authed"})",
+          "application/json; charset=utf-8");
   } else if (path == "/hello") {
     reply(http::status::ok, "hello from " + std::string(req[http::field::host]));
   } else if (path == "/echo") {

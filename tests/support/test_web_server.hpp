@@ -4,6 +4,8 @@
 // listening on one of the lab's addresses: a thread accepts, a thread a connection answers one
 // request. Its routes are what the tests need of the world:
 //   /hello             200, "hello from <Host>"
+//   /api/chat.postMessage  Slack's: {"ok":true,...} with a bearer token xoxb-..., else
+//                      {"ok":false,"error":"not_authed"}
 //   /echo              200, JSON {method, target, host, headers, body} of the request
 //   /status?code=N     N, with Location: https://other.example.org/ for a 3xx
 //   /slow?ms=N         200 after N ms

@@ -247,6 +247,16 @@ TEST(ConformanceBench, TheRunJsGuardExamplePassesInTheSandbox) {
   }
 }
 
+// The Slack example (run.js, examples/slack): the bench gives no network, and the plugin bears
+// it (its fetch rejects with the bench's sentence, which it writes to its journal).
+TEST(ConformanceBench, TheSlackExamplePassesWithoutANetwork) {
+  escouade::TempDir dir("bench-slack");
+  fs::copy(fs::path(ESCOUADE_EXAMPLES_SOURCE) / "slack", dir.path() / "slack",
+           fs::copy_options::recursive);
+  const json::value report = passing_report(dir.path() / "slack");
+  ASSERT_TRUE(report.is_object());
+}
+
 // A decide handler that loops, in the sandbox: its turn has the 500 ms of a decision, and the
 // stop is the decide check's fault, whichever check was running when the end came (issue 28:
 // the facts check was blamed). The report names the limit and the message of the turn.
