@@ -84,6 +84,10 @@ namespace {
 // Loads the certificates of `file` into `tls`; refused when it cannot be read or holds none
 // (load_verify_file takes a file without a certificate without a word: they are counted).
 Result<void> load_extra(asio::ssl::context& tls, const std::filesystem::path& file) {
+  const std::string why = "the certificates of " + file.string() + " cannot be read: ";
+  std::error_code fe;
+  if (!std::filesystem::exists(file, fe)) return invalid(why + "there is no such file");
+  if (!std::filesystem::is_regular_file(file, fe)) return invalid(why + "it is not a file");
   X509_STORE* store = SSL_CTX_get_cert_store(tls.native_handle());
   auto count = [store] {
     return X509_STORE_get0_objects(store) ? sk_X509_OBJECT_num(X509_STORE_get0_objects(store)) : 0;
@@ -91,9 +95,7 @@ Result<void> load_extra(asio::ssl::context& tls, const std::filesystem::path& fi
   const int before = count();
   error_code ec;
   tls.load_verify_file(file.string(), ec);
-  if (ec || count() <= before)
-    return invalid("the certificates of " + file.string() + " cannot be read" +
-                   (ec ? ": " + ec.message() : ": it holds no PEM certificate"));
+  if (ec || count() <= before) return invalid(why + "it holds no PEM certificate");
   return {};
 }
 
@@ -143,6 +145,7 @@ bool Job::through_proxy() const {
 }
 
 awaitable<void> Job::run(std::shared_ptr<Job> self) {
+  (void)self;  // a coroutine's parameter lives in its frame: the job lives as long
   auto opened = co_await connect();
   if (opened && !cancelled_ && through_proxy()) opened = co_await tunnel();
   if (opened && !cancelled_ && target_.tls) opened = co_await handshake();

@@ -168,6 +168,7 @@ class WsJob final : public Job, public WebSocket {
 
   // Sends what was queued, in order; closes with 1000 once asked and nothing waits.
   awaitable<void> write_loop(std::shared_ptr<Job> self) {
+    (void)self;  // held in the coroutine's frame: the job outlives the loop
     error_code ec;
     for (;;) {
       while (queue_.empty() && !closing_ && !ended_) {

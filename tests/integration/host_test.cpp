@@ -436,6 +436,67 @@ TEST(HostClosing, RequestsFromAFileAreAnsweredAndItsEndIsAShutdown) {
   EXPECT_EQ(answers[2].at("id"), 3);  // the last line, without its '\n', is read at the end
 }
 
+// escouade-host run with `args` and an empty input: its exit status and what it wrote on stderr.
+std::pair<int, std::string> run_host_alone(std::vector<std::string> args) {
+  int from_host[2];
+  if (::pipe2(from_host, O_CLOEXEC) != 0) return {-1, "pipe"};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, from_host[1], 2);
+  args.insert(args.begin(), ESCOUADE_HOST_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(from_host[1]);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; spawned == 0 && (n = ::read(from_host[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    err.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(from_host[0]);
+  int status = 0;
+  if (spawned != 0 || ::waitpid(pid, &status, 0) != pid) return {-1, "spawn"};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, err};
+}
+
+// --proxy and --ca-file that cannot be used stop escouade-host at its start, with the reason;
+// good ones let it run (and close at the end of its input).
+TEST(HostNetworkSettings, SettingsThatCannotBeUsedStopTheHostWithTheReason) {
+  escouade::TempDir dir("escouade-host-net");
+  std::ofstream(dir.path() / "empty.pem") << "no certificate here\n";
+  const std::vector<std::string> base{"--data-dir", (dir.path() / "data").string(), "--keychain",
+                                      "file:" + (dir.path() / "keychain").string()};
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--proxy", "socks5://proxy.example:1080"},
+       "escouade-host: the proxy socks5://proxy.example:1080 is not http://HOST:PORT"},
+      {{"--proxy", "http://proxy.example"},
+       "escouade-host: the proxy http://proxy.example is not http://HOST:PORT"},
+      {{"--ca-file", (dir.path() / "missing.pem").string()},
+       "escouade-host: the certificates of " + (dir.path() / "missing.pem").string() +
+           " cannot be read: there is no such file"},
+      {{"--ca-file", (dir.path() / "empty.pem").string()},
+       "escouade-host: the certificates of " + (dir.path() / "empty.pem").string() +
+           " cannot be read: it holds no PEM certificate"},
+  };
+  for (const auto& [extra, reason] : cases) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto [code, err] = run_host_alone(args);
+    EXPECT_EQ(code, 2) << err;
+    EXPECT_NE(err.find(reason), std::string::npos) << err;
+  }
+  auto good = base;
+  good.insert(good.end(), {"--proxy", "http://127.0.0.1:3128"});
+  EXPECT_EQ(run_host_alone(good).first, 0);
+}
+
 TEST(HostClosing, SigtermClosesThePluginsPolitely) {
   HostClient host;
   auto id = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.test.term"}));

@@ -92,8 +92,9 @@ class NetSandbox : public ::testing::Test {
     EXPECT_TRUE(out && *out) << (out ? out->error().message : "no answer");
     return out && *out ? **out : json::value();
   }
-  bool journal_has(std::string_view text) {
-    auto lines = host_->journal(id_, 500);
+  bool journal_has(std::string_view text) { return journal_of(id_, text); }
+  bool journal_of(const std::string& id, std::string_view text) {
+    auto lines = host_->journal(id, 500);
     for (const auto& l : *lines)
       if (l.find(text) != std::string::npos) return true;
     return false;
@@ -237,6 +238,42 @@ TEST_F(NetSandbox, ARunWasmPluginFetchesThroughEscouadeCall) {
   EXPECT_EQ(refused.at("answer").at("code"), -32003);
   EXPECT_EQ(refused.at("answer").at("message"),
             "other.example.org is not in permissions.network of dev.escouade.netwasm");
+}
+
+// {account} and local:shared open exactly what the app set, in http and on this machine or the
+// local network, for the running instance too; nothing before, nothing after.
+TEST_F(NetSandbox, AccountAndSharedOpenOnlyWhatTheAppSet) {
+  test::TestWebServer git("10.20.30.40", 8080, std::nullopt);
+  test::TestWebServer shared("127.0.0.1", 0, std::nullopt);
+  const auto forge = load("dev.escouade.forge", json::array{"{account}", "local:shared"});
+  auto fetch = [&](const std::string& url) {
+    return call_plugin(forge, "test/fetch", json::object{{"url", url}});
+  };
+  const std::string git_url = "http://git.example.internal:8080/hello";
+  EXPECT_EQ(fetch(git_url).at("error").at("code"), -32003);
+  ASSERT_TRUE(host_->set_account_hosts(forge, {"GIT.example.internal:8080"}));
+  EXPECT_EQ(fetch(git_url).at("text"), "hello from git.example.internal:8080");
+  EXPECT_EQ(fetch("http://git.example.internal:9090/").at("error").at("code"), -32003);
+  EXPECT_TRUE(journal_of(forge,
+                         "{account} in permissions.network now opens "
+                         "git.example.internal:8080"));
+  auto not_declared = host_->set_account_hosts(id_, {"git.example.internal:8080"});
+  ASSERT_FALSE(not_declared);
+  EXPECT_EQ(not_declared.error().message,
+            "dev.escouade.nettest does not declare {account} in permissions.network");
+  auto not_a_host = host_->set_account_hosts(forge, {"git.example.internal"});
+  ASSERT_FALSE(not_a_host);
+  EXPECT_EQ(not_a_host.error().message, "params.hosts: git.example.internal is not host:port");
+
+  const std::string shared_url = "http://127.0.0.1:" + std::to_string(shared.port()) + "/hello";
+  EXPECT_EQ(fetch(shared_url).at("error").at("code"), -32003);
+  ASSERT_TRUE(host_->set_shared_port(forge, shared.port()));
+  EXPECT_EQ(fetch(shared_url).at("text").as_string(),
+            "hello from 127.0.0.1:" + std::to_string(shared.port()));
+  ASSERT_TRUE(host_->set_shared_port(forge, std::nullopt));  // its server ended
+  EXPECT_EQ(fetch(shared_url).at("error").at("code"), -32003);
+  EXPECT_FALSE(host_->set_shared_port(forge, 70000));
+  EXPECT_FALSE(host_->set_shared_port(id_, 8080));
 }
 
 // The example plugin dev.escouade.slack (examples/slack) against a Slack of the tests' own: a TLS

@@ -111,7 +111,7 @@ TestProxy::TestProxy(const std::string& address, std::uint16_t port)
       s.threads.emplace_back([&s, sock = std::make_shared<tcp::socket>(std::move(socket))] {
         const int fd = sock->native_handle();
         s.serve(std::move(*sock));
-        std::lock_guard lock(s.mutex);
+        std::lock_guard done(s.mutex);
         s.open_fds.erase(fd);
       });
     }

@@ -51,6 +51,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     std::string data_dir;
     std::string keychain;
     std::string trace;
+    std::string proxy;
+    std::string ca_file;
     bool no_journal = false;
     bool no_color = false;
   };
@@ -88,6 +90,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Write every line between Escouade and each plugin, both ways, with its time "
                   "and the plugin's id (secrets masked) to this file, as escouade-plugin lint "
                   "reads it");
+  run->add_option("--proxy", o->proxy,
+                  "An HTTP proxy, http://HOST:PORT, for the network of sandboxed plugins (as "
+                  "escouade-host's)");
+  run->add_option("--ca-file", o->ca_file,
+                  "Certificates (PEM) trusted beside the system's for the network of sandboxed "
+                  "plugins: a test server's CA (as escouade-host's)")
+      ->check(CLI::ExistingFile);
   run->add_flag("--no-journal", o->no_journal, "Do not show the plugins' journals");
   run->add_flag("--no-color", o->no_color, "Never colour the output");
   run->callback([o, &exit_code] {
@@ -110,6 +119,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     options.data_dir = o->data_dir;
     options.keychain = o->keychain;
     options.trace = o->trace;
+    options.proxy = o->proxy;
+    options.ca_file = o->ca_file;
     options.journal = !o->no_journal;
     options.color = !o->no_color && ::isatty(STDOUT_FILENO);
     options.interactive = o->scenario.empty() && ::isatty(STDIN_FILENO);

@@ -257,6 +257,9 @@ int run_harness(const RunOptions& options, std::ostream& out) {
     host_args.insert(host_args.end(), {"--trace", fs::absolute(options.trace).string()});
     print.note("  trace in " + options.trace.string() + " (escouade-plugin lint reads it)");
   }
+  if (!options.proxy.empty()) host_args.insert(host_args.end(), {"--proxy", options.proxy});
+  if (!options.ca_file.empty())
+    host_args.insert(host_args.end(), {"--ca-file", fs::absolute(options.ca_file).string()});
   if (!session.start_host(host_args)) return 2;
 
   std::unique_ptr<LineSource> source;

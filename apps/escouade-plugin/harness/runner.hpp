@@ -23,6 +23,8 @@ struct RunOptions {
   std::filesystem::path data_dir;     // empty: a temporary one, removed at the end
   std::string keychain;               // empty: file:<data dir>/keychain
   std::filesystem::path trace;        // escouade-host --trace: every plugin's lines, or none
+  std::string proxy;                  // escouade-host --proxy, or none
+  std::filesystem::path ca_file;      // escouade-host --ca-file, or none
   bool journal = true;                // follow the plugins' journals
   bool color = false;
   bool interactive = false;  // the standard input is a terminal: a prompt, and help

@@ -1,0 +1,227 @@
+// bench_net (issue 29, point 10): the network of a sandboxed plugin, each figure beside its
+// floor measured in the same round (paired, interleaved: this VM drifts more than the gaps).
+// Runs in the network lab of the tests (tests/support/net_lab.hpp): a TLS server signed by a
+// test CA on 203.0.113.10:443, named chat.example.com by the lab's /etc/hosts.
+//
+//   fetch      a GET of /hello (a new TLS connection each time, as the host makes one an
+//              exchange): direct (Beast and OpenSSL in this program, the floor), by the host's
+//              client alone (net::Client: the egress verdict, the judged connect), and by a run.js
+//              plugin's fetch through the whole host (host.call -> the plugin -> net/stream ->
+//              the body read -> its answer); microseconds, p50 and p99
+//   stream     32 MiB of a chunked body: read directly (the floor), and drained by the plugin
+//              with a reader through net/stream, 256 KiB of credit at most; MB/s
+//
+// Usage: bench_net [--rounds R] [--iterations N]; one JSON line a figure a round, then the
+// medians of each figure's ratio to its floor.
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/temp_dir.hpp"
+#include "host/host.hpp"
+#include "net/client.hpp"
+#include "runtime/process_program.hpp"
+#include "sandbox/sandbox_program.hpp"
+#include "support/net_lab.hpp"
+#include "support/test_ca.hpp"
+#include "support/test_web_server.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using Wall = std::chrono::steady_clock;
+using namespace escouade;
+
+constexpr std::uint64_t kStreamBytes = 32ull << 20;
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+// The floor: one GET over a new TLS connection, with Beast and OpenSSL and nothing else; the
+// body read whole (returns its size).
+std::size_t direct_get(asio::io_context& io, asio::ssl::context& tls, const std::string& target) {
+  beast::ssl_stream<beast::tcp_stream> s(io, tls);
+  asio::ip::tcp::resolver resolver(io);
+  auto found = resolver.resolve("chat.example.com", "443");
+  beast::get_lowest_layer(s).connect(found);
+  SSL_set_tlsext_host_name(s.native_handle(), "chat.example.com");
+  SSL_set1_host(s.native_handle(), "chat.example.com");
+  s.handshake(asio::ssl::stream_base::client);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, "chat.example.com");
+  req.set(http::field::connection, "close");
+  http::write(s, req);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kStreamBytes * 2);
+  http::read(s, buffer, parser);
+  beast::get_lowest_layer(s).close();
+  return parser.get().body().size();
+}
+
+struct Lab {
+  TempDir dir{"escouade-bench-net"};
+  test::TestCa ca;
+  test::TestWebServer server{"203.0.113.10", 443, ca.issue({"chat.example.com"})};
+  asio::io_context io;
+  asio::ssl::context tls{asio::ssl::context::tls_client};
+  std::shared_ptr<net::Client> client;
+  runtime::ProcessContext context;
+  runtime::ProcessProgramFactory processes{io.get_executor(), context};
+  sandbox::SandboxProgramFactory sandboxed{io.get_executor(), context,
+                                           sandbox::SandboxOptions::installed()};
+  runtime::ProgramRouter programs;
+  std::unique_ptr<host::Host> host;
+  std::string id;
+
+  Lab() {
+    std::ofstream(dir.path() / "ca.pem") << ca.pem();
+    tls.load_verify_file((dir.path() / "ca.pem").string());
+    tls.set_verify_mode(asio::ssl::verify_peer);
+    client = *net::Client::make(io.get_executor(), {"", dir.path() / "ca.pem"});
+    programs.route(runtime::RunKind::js, &sandboxed);
+    host::HostConfig config;
+    config.data_dir = dir.path() / "data";
+    config.network.ca_file = dir.path() / "ca.pem";
+    host = std::make_unique<host::Host>(io.get_executor(), config, programs,
+                                        [](const supervisor::Status&) {});
+    const fs::path plugin = dir.path() / "plugin";
+    fs::create_directories(plugin);
+    fs::copy_file(ESCOUADE_BENCH_NET_PLUGIN, plugin / "plugin.mjs");
+    std::ofstream(plugin / "escouade-plugin.json")
+        << R"({"id":"dev.bench.net","version":"1.0.0","name":"bench","run":{"js":"plugin.mjs"},)"
+           R"("activation":["event:agent.status"],"permissions":{"network":["chat.example.com"]}})";
+    id = host->load(plugin)->id;
+    (void)host->enable(id, host::Project{"p1", "Bench", false, {}});
+  }
+  ~Lab() {
+    bool closed = false;
+    host->shutdown([&] { closed = true; });
+    run_until([&] { return closed; });
+  }
+  template <class P>
+  void run_until(P done) {
+    while (!done()) {
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(20));
+    }
+  }
+  json::value call(const std::string& method, const std::string& url) {
+    std::optional<Result<host::Answer>> out;
+    host->call(id, *rpc::Outgoing::request_value(method, json::object{{"url", url}}),
+               std::chrono::milliseconds(60000),
+               [&](Result<host::Answer> r) { out = std::move(r); });
+    run_until([&] { return out.has_value(); });
+    if (!*out) {
+      std::fprintf(stderr, "bench_net: %s\n", out->error().message.c_str());
+      std::exit(1);
+    }
+    return (*out)->value;
+  }
+  void client_fetch(const std::string& url) {
+    auto target = policy::judge_url(
+        policy::EgressGrant{"dev.bench.net", {"chat.example.com"}, false, {}, false, {}}, url,
+        policy::UrlUse::fetch);
+    bool done = false;
+    client->fetch(*target, {}, {}, {}, [&](Result<net::Response> r) {
+      if (!r) std::fprintf(stderr, "bench_net: %s\n", r.error().message.c_str());
+      done = true;
+    });
+    run_until([&] { return done; });
+  }
+};
+
+void line(const char* figure, int round, const std::map<std::string, double>& values) {
+  json::object o{{"figure", figure}, {"round", round}};
+  for (const auto& [k, v] : values)
+    o[k] = v;
+  std::printf("%s\n", json::serialize(o).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (const std::string why = test::enter_net_lab(); !why.empty()) {
+    std::fprintf(stderr, "bench_net: the network lab cannot be entered: %s\n", why.c_str());
+    return 1;
+  }
+  int rounds = 5, iterations = 200;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
+  }
+  Lab lab;
+  const std::string hello = "https://chat.example.com/hello";
+  const std::string stream =
+      "https://chat.example.com/stream?bytes=" + std::to_string(kStreamBytes);
+  lab.call("test/fetch", hello);  // the instance started, its first fetch out of the way
+  std::vector<double> fetch_ratio, client_ratio, stream_ratio;
+  for (int r = 1; r <= rounds; ++r) {
+    std::vector<double> direct, by_client, by_host;
+    for (int i = 0; i < iterations; ++i) {
+      auto a = Wall::now();
+      direct_get(lab.io, lab.tls, "/hello");
+      auto b = Wall::now();
+      lab.client_fetch(hello);
+      auto c = Wall::now();
+      lab.call("test/fetch", hello);
+      auto d = Wall::now();
+      direct.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+      by_client.push_back(std::chrono::duration<double, std::micro>(c - b).count());
+      by_host.push_back(std::chrono::duration<double, std::micro>(d - c).count());
+    }
+    line("fetch", r,
+         {{"direct_p50_us", percentile(direct, 0.5)},
+          {"direct_p99_us", percentile(direct, 0.99)},
+          {"client_p50_us", percentile(by_client, 0.5)},
+          {"client_p99_us", percentile(by_client, 0.99)},
+          {"host_p50_us", percentile(by_host, 0.5)},
+          {"host_p99_us", percentile(by_host, 0.99)}});
+    fetch_ratio.push_back(percentile(by_host, 0.5) / percentile(direct, 0.5));
+    client_ratio.push_back(percentile(by_client, 0.5) / percentile(direct, 0.5));
+
+    auto a = Wall::now();
+    const std::size_t got =
+        direct_get(lab.io, lab.tls, "/stream?bytes=" + std::to_string(kStreamBytes));
+    auto b = Wall::now();
+    const auto drained = lab.call("test/drain", stream);
+    auto c = Wall::now();
+    const double mb = static_cast<double>(kStreamBytes) / 1e6;
+    const double direct_mbs = mb / std::chrono::duration<double>(b - a).count();
+    const double host_mbs = mb / std::chrono::duration<double>(c - b).count();
+    if (got != kStreamBytes || drained.at("bytes").to_number<std::uint64_t>() != kStreamBytes) {
+      std::fprintf(stderr, "bench_net: a stream came short\n");
+      return 1;
+    }
+    line("stream", r, {{"direct_mb_s", direct_mbs}, {"host_mb_s", host_mbs}});
+    stream_ratio.push_back(direct_mbs / host_mbs);
+  }
+  auto median = [](std::vector<double> v) { return percentile(std::move(v), 0.5); };
+  line("medians", 0,
+       {{"fetch_host_over_direct", median(fetch_ratio)},
+        {"fetch_client_over_direct", median(client_ratio)},
+        {"stream_direct_over_host", median(stream_ratio)}});
+  return 0;
+}
