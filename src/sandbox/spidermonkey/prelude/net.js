@@ -216,8 +216,12 @@
     }
   }
 
-  // A body as it comes: the pieces of a stream of the host's, or bytes held. Each piece read is
-  // credited back (net/credit), so that no more than 256 KiB the bundle has not read wait.
+  // A body as it comes: the pieces of a stream of the host's (text as a string, bytes as a
+  // Uint8Array, as net/chunk brought them), or bytes held. Each piece read is credited back
+  // (net/credit, its size in UTF-8 bytes), so that no more than 256 KiB the bundle has not read
+  // wait. A reader gets bytes; text() joins the strings as they are.
+  const sizeOf = (piece) => (typeof piece === 'string' ? utf8Length(piece) : piece.length);
+  const bytesOfPiece = (piece) => (typeof piece === 'string' ? encodeUtf8(piece) : piece);
   class Source {
     constructor(id) {
       this.id = id;            // the host's stream; undefined for bytes held
@@ -226,13 +230,13 @@
       this.error = null;
       this.waiters = [];
     }
-    put(bytes) {
-      if (this.waiters.length) this.deliver(this.waiters.shift(), bytes); else this.pieces.push(bytes);
+    put(piece) {
+      if (this.waiters.length) this.deliver(this.waiters.shift(), piece); else this.pieces.push(piece);
     }
-    deliver(w, bytes) {
+    deliver(w, piece) {
       if (this.id !== undefined && streams.has(this.id))
-        tellNet('net/credit', { stream: this.id, bytes: bytes.length });
-      w.resolve({ value: bytes, done: false });
+        tellNet('net/credit', { stream: this.id, bytes: sizeOf(piece) });
+      w.resolve({ value: w.raw ? piece : bytesOfPiece(piece), done: false });
     }
     end(error) {
       if (this.done) return;
@@ -241,12 +245,13 @@
       for (const w of this.waiters.splice(0))
         if (this.error) w.reject(this.error); else w.resolve({ value: undefined, done: true });
     }
-    read() {
+    // The next piece: bytes, or as it came when `raw`.
+    read(raw) {
       return new Promise((resolve, reject) => {
-        if (this.pieces.length) return this.deliver({ resolve, reject }, this.pieces.shift());
+        if (this.pieces.length) return this.deliver({ resolve, reject, raw }, this.pieces.shift());
         if (this.done) return this.error ? reject(this.error)
                                          : resolve({ value: undefined, done: true });
-        this.waiters.push({ resolve, reject });
+        this.waiters.push({ resolve, reject, raw });
       });
     }
     cancel(reason) {
@@ -302,7 +307,7 @@
       if (source === undefined) {
         source = new Source(undefined);
         const bytes = bodyOf(body, this.headers);
-        if (bytes !== null) source.put(typeof bytes === 'string' ? encodeUtf8(bytes) : bytes);
+        if (bytes !== null) source.put(bytes);
         source.end(null);
       }
       Object.defineProperty(this, '_body', { value: new Body(source) });
@@ -310,30 +315,45 @@
     get ok() { return this.status >= 200 && this.status <= 299; }
     get body() { return this._body; }
     async arrayBuffer() { const b = await this.bytes(); return b.buffer; }
-    async bytes() {
+    // The whole body as its pieces came, within limits.netBytes.
+    async pieces_() {
       if (this.bodyUsed) throw new TypeError('the body of this response was read already');
       this.bodyUsed = true;
-      const reader = this._body.getReader();
+      if (this._body.locked) throw new TypeError('the body is already being read');
+      this._body.locked = true;
+      const source = this._body._source;
       const pieces = [];
       let size = 0;
       for (;;) {
-        const { value, done } = await reader.read();
+        const { value, done } = await source.read(true);
         if (done) break;
-        size += value.length;
+        size += sizeOf(value);
         if (size > kNetBytes) {
-          reader.cancel();
+          source.cancel();
           throw new TypeError(`the answer of ${new URL(this.url).hostname} is larger than ` +
                               `${bytesText(kNetBytes)}, the most this plugin may receive ` +
                               '(limits.netBytes)');
         }
         pieces.push(value);
       }
-      const out = new Uint8Array(size);
+      return pieces;
+    }
+    async bytes() {
+      const pieces = (await this.pieces_()).map(bytesOfPiece);
+      const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
       let at = 0;
       for (const p of pieces) { out.set(p, at); at += p.length; }
       return out;
     }
-    async text() { return decodeUtf8(await this.bytes()); }
+    async text() {
+      const pieces = await this.pieces_();
+      if (pieces.every((p) => typeof p === 'string')) return pieces.join('');
+      const bytes = pieces.map(bytesOfPiece);
+      const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of bytes) { out.set(p, at); at += p.length; }
+      return decodeUtf8(out);
+    }
     async json() { return parse(await this.text()); }
     clone() { throw new TypeError('Response.clone is not in the sandbox: read the body once'); }
     static json(data, init) {
@@ -435,7 +455,7 @@
       if (this.readyState !== WebSocket.OPEN) return;
       const params = { socket: this._socket.id };
       let size;
-      if (typeof data === 'string') { params.text = data; size = encodeUtf8(data).length; }
+      if (typeof data === 'string') { params.text = data; size = utf8Length(data); }
       else {
         const bytes = bodyOf(data, new Headers());
         params.dataBase64 = toBase64(bytes);
@@ -473,7 +493,7 @@
       case 'net/chunk': {
         const source = streams.get(p.stream);
         if (source === undefined) return false;
-        source.put(typeof p.data === 'string' ? encodeUtf8(p.data) : fromBase64(p.dataBase64));
+        source.put(typeof p.data === 'string' ? p.data : fromBase64(p.dataBase64));
         return true;
       }
       case 'net/end': {

@@ -30,17 +30,11 @@
     for (let k = 1; k < n; k++) out[at + k] = 0x80 | ((c >> (6 * (n - 1 - k))) & 0x3f);
   };
 
+  const utf8Native = host.utf8, utf8Length = host.utf8Length;
   class TextEncoder {
     get encoding() { return 'utf-8'; }
-    encode(input = '') {
-      const s = String(input);
-      let size = 0;
-      eachUtf8(s, (c, n) => { size += n; return true; });
-      const out = new Uint8Array(size);
-      let at = 0;
-      eachUtf8(s, (c, n) => { writeUtf8(c, n, out, at); at += n; return true; });
-      return out;
-    }
+    // The engine's own encoder (host.utf8): lone surrogates as U+FFFD, as here.
+    encode(input = '') { return utf8Native(String(input)); }
     encodeInto(input, dest) {
       if (!(dest instanceof Uint8Array)) throw new TypeError('encodeInto writes into a Uint8Array');
       let read = 0, written = 0;
