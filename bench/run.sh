@@ -42,7 +42,7 @@ mkdir -p "$out"
 if ((build)); then
   cmake --preset release >/dev/null
   cmake --build --preset release --target bench_pipe_floor bench_floors bench_lean_plugin bench_host bench_codec \
-    bench_mask bench_decode_loop bench_malloc >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+    bench_mask bench_decode_loop bench_malloc bench_net >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
 fi
 bin=build/release/bench
 plugin=build/release/bench/bench_lean_plugin  # the plugin of bench_host's cold start, its floor's too
@@ -286,6 +286,9 @@ echo "== an innocent plugin beside a hostile one, all on one core, beside the JS
 : >"$out/neighbours.jsonl"
 taskset -c 0 "$bin/bench_pipe_floor" --iterations 50000 --json | tee -a "$out/neighbours.jsonl"
 taskset -c 0 "$bin/bench_host" neighbours | tee -a "$out/neighbours.jsonl"
+
+echo "== the network of a sandboxed plugin, beside the same requests made directly (bench_net)"
+"$bin/bench_net" --rounds "$rounds" | tee "$out/net.jsonl"
 
 echo "== masking secrets in journal lines (bench_mask)"
 "$bin/bench_mask" --benchmark_min_time=0.2 --benchmark_out="$out/mask.json" \
