@@ -1,16 +1,16 @@
 #include "support/test_proxy.hpp"
 
-#include <sys/socket.h>
-
-#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+
+#include "support/thread_listener.hpp"
 
 namespace escouade::test {
 
@@ -20,20 +20,11 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 struct TestProxy::State {
-  asio::io_context io;
-  tcp::acceptor acceptor{io};
-  std::thread accepting;
   mutable std::mutex mutex;
-  std::vector<std::thread> threads;
-  std::set<int> open_fds;
   std::vector<std::string> asked;
   std::set<std::string> refused;
-  std::atomic<bool> stopping{false};
+  std::optional<ThreadListener> listener;  // last: stopped before the rest goes
 
-  void keep(int fd) {
-    std::lock_guard lock(mutex);
-    open_fds.insert(fd);
-  }
   void serve(tcp::socket client);
 };
 
@@ -69,9 +60,9 @@ void TestProxy::State::serve(tcp::socket client) {
     asked.push_back(authority);
     refuse = refuse || refused.count(host) > 0;
   }
-  tcp::socket upstream(io);
+  tcp::socket upstream(listener->io());
   if (!refuse) {
-    tcp::resolver resolver(io);
+    tcp::resolver resolver(listener->io());
     auto found = resolver.resolve(host, authority.substr(authority.rfind(':') + 1), ec);
     if (!ec) asio::connect(upstream, found, ec);
     refuse = static_cast<bool>(ec);
@@ -83,58 +74,26 @@ void TestProxy::State::serve(tcp::socket client) {
                 ec);
     return;
   }
-  keep(upstream.native_handle());
+  listener->track(upstream.native_handle());
   asio::write(client, asio::buffer(std::string("HTTP/1.1 200 Connection established\r\n\r\n")), ec);
   std::thread back([&] { pump(upstream, client); });
   pump(client, upstream);
   back.join();
-  std::lock_guard lock(mutex);
-  open_fds.erase(upstream.native_handle());
+  listener->untrack(upstream.native_handle());
 }
 
 TestProxy::TestProxy(const std::string& address, std::uint16_t port)
     : state_(std::make_shared<State>()) {
-  const tcp::endpoint at(asio::ip::make_address(address), port);
-  auto& s = *state_;
-  s.acceptor.open(at.protocol());
-  s.acceptor.set_option(tcp::acceptor::reuse_address(true));
-  s.acceptor.bind(at);
-  s.acceptor.listen();
-  s.accepting = std::thread([&s] {
-    while (!s.stopping) {
-      tcp::socket socket(s.io);
-      beast::error_code ec;
-      s.acceptor.accept(socket, ec);
-      if (ec || s.stopping) return;
-      std::lock_guard lock(s.mutex);
-      s.open_fds.insert(socket.native_handle());
-      s.threads.emplace_back([&s, sock = std::make_shared<tcp::socket>(std::move(socket))] {
-        const int fd = sock->native_handle();
-        s.serve(std::move(*sock));
-        std::lock_guard done(s.mutex);
-        s.open_fds.erase(fd);
-      });
-    }
-  });
+  state_->listener.emplace(address, port,
+                           [s = state_.get()](tcp::socket socket) { s->serve(std::move(socket)); });
 }
 
 TestProxy::~TestProxy() {
-  state_->stopping = true;
-  ::shutdown(state_->acceptor.native_handle(), SHUT_RDWR);
-  state_->accepting.join();
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(state_->mutex);
-    for (int fd : state_->open_fds)
-      ::shutdown(fd, SHUT_RDWR);
-    threads = std::move(state_->threads);
-  }
-  for (auto& t : threads)
-    t.join();
+  state_->listener.reset();
 }
 
 std::uint16_t TestProxy::port() const {
-  return state_->acceptor.local_endpoint().port();
+  return state_->listener->port();
 }
 
 std::vector<std::string> TestProxy::asked() const {

@@ -1,7 +1,5 @@
 #include "support/test_web_server.hpp"
 
-#include <sys/socket.h>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
@@ -14,8 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
-#include <set>
 #include <thread>
+
+#include "support/thread_listener.hpp"
 
 namespace escouade::test {
 
@@ -25,19 +24,12 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 struct TestWebServer::State {
-  asio::io_context io;
   std::optional<asio::ssl::context> tls;
-  tcp::acceptor acceptor{io};
-  std::thread accepting;
   mutable std::mutex mutex;
-  std::vector<std::thread> connections_threads;
-  std::set<int> open_fds;
   std::vector<SeenRequest> seen;
-  std::atomic<int> connections{0};
   std::atomic<std::uint64_t> streamed{0};
-  std::atomic<bool> stopping{false};
+  std::optional<ThreadListener> listener;  // last: stopped before the rest goes
 
-  void accept_loop();
   void serve(tcp::socket socket);
   template <class S>
   void answer(S& stream, const http::request<http::string_body>& req);
@@ -192,7 +184,6 @@ void TestWebServer::State::websocket(S& stream, const http::request<http::string
 }
 
 void TestWebServer::State::serve(tcp::socket socket) {
-  const int fd = socket.native_handle();  // in open_fds since it was accepted
   auto one = [&](auto& stream) {
     beast::flat_buffer buffer;
     http::request<http::string_body> req;
@@ -227,22 +218,6 @@ void TestWebServer::State::serve(tcp::socket socket) {
     beast::error_code ec;
     socket.shutdown(tcp::socket::shutdown_both, ec);
   }
-  std::lock_guard lock(mutex);
-  open_fds.erase(fd);
-}
-
-void TestWebServer::State::accept_loop() {
-  while (!stopping) {
-    beast::error_code ec;
-    tcp::socket socket(io);
-    acceptor.accept(socket, ec);
-    if (ec || stopping) return;
-    ++connections;
-    std::lock_guard lock(mutex);
-    open_fds.insert(socket.native_handle());
-    connections_threads.emplace_back([this, s = std::make_shared<tcp::socket>(std::move(
-                                                socket))]() mutable { serve(std::move(*s)); });
-  }
 }
 
 TestWebServer::TestWebServer(const std::string& address, std::uint16_t port,
@@ -253,31 +228,16 @@ TestWebServer::TestWebServer(const std::string& address, std::uint16_t port,
     state_->tls->use_certificate_chain(asio::buffer(tls->cert_pem));
     state_->tls->use_private_key(asio::buffer(tls->key_pem), asio::ssl::context::pem);
   }
-  const tcp::endpoint at(asio::ip::make_address(address), port);
-  state_->acceptor.open(at.protocol());
-  state_->acceptor.set_option(tcp::acceptor::reuse_address(true));
-  state_->acceptor.bind(at);
-  state_->acceptor.listen();
-  state_->accepting = std::thread([s = state_.get()] { s->accept_loop(); });
+  state_->listener.emplace(address, port,
+                           [s = state_.get()](tcp::socket socket) { s->serve(std::move(socket)); });
 }
 
 TestWebServer::~TestWebServer() {
-  state_->stopping = true;
-  ::shutdown(state_->acceptor.native_handle(), SHUT_RDWR);  // wakes the blocked accept
-  state_->accepting.join();
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(state_->mutex);
-    for (int fd : state_->open_fds)
-      ::shutdown(fd, SHUT_RDWR);
-    threads = std::move(state_->connections_threads);
-  }
-  for (auto& t : threads)
-    t.join();
+  state_->listener.reset();
 }
 
 std::uint16_t TestWebServer::port() const {
-  return state_->acceptor.local_endpoint().port();
+  return state_->listener->port();
 }
 
 std::vector<SeenRequest> TestWebServer::seen() const {
@@ -286,7 +246,7 @@ std::vector<SeenRequest> TestWebServer::seen() const {
 }
 
 int TestWebServer::connections() const {
-  return state_->connections;
+  return state_->listener->connections();
 }
 
 std::uint64_t TestWebServer::streamed() const {
