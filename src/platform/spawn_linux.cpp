@@ -29,15 +29,8 @@
 // the host's memory that the child leaves by exec, not by returning: that shadow would stay, and
 // a later mapping at the same address would look like a stack redzone. The child's own code is
 // not instrumented, and the parent clears the shadow before it unmaps the stack.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ESCOUADE_SPAWN_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define ESCOUADE_SPAWN_ASAN 1
-#endif
-#if defined(ESCOUADE_SPAWN_ASAN)
+#include "base/sanitizers.hpp"
+#if defined(ESCOUADE_ADDRESS_SANITIZER)
 #include <sanitizer/asan_interface.h>
 #define ESCOUADE_CHILD_CODE __attribute__((no_sanitize_address))
 #else
@@ -260,7 +253,7 @@ Result<Spawned> spawn(const SpawnRequest& request) {
                             CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-#if defined(ESCOUADE_SPAWN_ASAN)
+#if defined(ESCOUADE_ADDRESS_SANITIZER)
   ASAN_UNPOISON_MEMORY_REGION(stack, kChildStackBytes);
 #endif
   ::munmap(stack, kChildStackBytes);  // the child has exec'd or ended: no longer its

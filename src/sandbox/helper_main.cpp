@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/sanitizers.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/lockdown.hpp"
 #include "sandbox/memory_account.hpp"
@@ -37,17 +38,8 @@ constexpr int kStatusFd = 4;
 
 // The instance thread's stack, and the engine's quota below it.
 std::size_t stack_bytes() {
-#if defined(__SANITIZE_ADDRESS__)
-  return 32u * 1024u * 1024u;  // AddressSanitizer's frames are several times larger
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return 32u * 1024u * 1024u;
-#else
-  return 8u * 1024u * 1024u;
-#endif
-#else
-  return 8u * 1024u * 1024u;
-#endif
+  // AddressSanitizer's frames are several times larger.
+  return (kAddressSanitizer ? 32u : 8u) * 1024u * 1024u;
 }
 
 // Its private writable memory at most (RLIMIT_DATA): a backstop far above what the account lets

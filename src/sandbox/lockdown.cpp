@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/sanitizers.hpp"
 #include "platform/errors.hpp"
 
 namespace escouade::sandbox::lockdown {
@@ -72,14 +73,7 @@ scmp_arg_cmp first_arg(scmp_compare op, scmp_datum_t a, scmp_datum_t b = 0) {
 // thread; UBSan's check of a pointer's memory through a pipe it makes and closes), allowed in a
 // build with AddressSanitizer only, with the descriptors that check needs: the helpers that ship
 // have none of it.
-#if defined(__SANITIZE_ADDRESS__)
-#define ESCOUADE_LOCKDOWN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ESCOUADE_LOCKDOWN_ASAN 1
-#endif
-#endif
-#if defined(ESCOUADE_LOCKDOWN_ASAN)
+#if defined(ESCOUADE_ADDRESS_SANITIZER)
 constexpr std::array kSanitizerOnly{"sigaltstack", "pipe2"};
 constexpr int kSanitizerFiles = 12;
 #else

@@ -5,16 +5,10 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/sanitizers.hpp"
 #include "sandbox/status_page.hpp"
 
-// AddressSanitizer replaces malloc itself: nothing here may then.
-#if defined(__SANITIZE_ADDRESS__)
-#define ESCOUADE_NO_MALLOC_ACCOUNT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ESCOUADE_NO_MALLOC_ACCOUNT 1
-#endif
-#endif
+// AddressSanitizer replaces malloc itself: nothing here may then (base/sanitizers.hpp).
 
 namespace escouade::sandbox::memory {
 namespace {
@@ -57,7 +51,7 @@ Slot* slot_of(Account account) noexcept {
 }  // namespace
 }  // namespace escouade::sandbox::memory
 
-#if !defined(ESCOUADE_NO_MALLOC_ACCOUNT)
+#if !defined(ESCOUADE_ADDRESS_SANITIZER)
 
 // The calling thread's account (initial-exec: the executable's own TLS, readable from the first
 // malloc of every thread without allocating).

@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <list>
 
+#include "base/sanitizers.hpp"
 #include "base/workers.hpp"
 #include "manifest/manifest.hpp"
 #include "platform/errors.hpp"
@@ -37,17 +38,7 @@ constexpr auto kMemoryPeriod = std::chrono::seconds(1);
 // Whether this build watches its helpers' memory: not under AddressSanitizer (its helpers' shadow
 // memory and quarantine inflate what they hold several times).
 constexpr bool watches_memory() {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#else
-  return true;
-#endif
-#else
-  return true;
-#endif
+  return !kAddressSanitizer;
 }
 
 ProgramEnd crash(std::string reason) {

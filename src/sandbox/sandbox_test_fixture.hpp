@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sanitizers.hpp"
 #include "sandbox/sandbox_program.hpp"
 
 namespace escouade::sandbox {
@@ -33,17 +34,7 @@ inline const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
 // AddressSanitizer, which replaces malloc itself, they have none (memory_account.hpp), and the
 // GC heap's cap is the limit alone. The helper and these tests are built alike.
 constexpr bool helpers_account() {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#else
-  return true;
-#endif
-#else
-  return true;
-#endif
+  return !kAddressSanitizer;
 }
 
 class Sandbox : public ::testing::Test {

@@ -70,8 +70,8 @@ class RunNet {
 
   void fetch(const proto::NetFetchParams& p, rpc::Reply<method::NetFetch> reply) {
     auto prepared = prepare(p, plugin_->egress);
-    if (!prepared) return refuse("net/fetch", prepared.error(), std::move(reply));
-    if (!ctx_.client) return no_network("net/fetch", std::move(reply));
+    if (!prepared) return answer_error("net/fetch", prepared.error(), reply);
+    if (!ctx_.client) return answer_error("net/fetch", no_network(ctx_), reply);
     const auto& limits = plugin_->manifest.limits;
     const std::int64_t id = next_fetch_++;
     auto held = std::make_shared<rpc::Reply<method::NetFetch>>(std::move(reply));
@@ -81,7 +81,7 @@ class RunNet {
                          static_cast<std::uint64_t>(limits.net_bytes)},
         note("net/fetch"), lifeline_.guard([this, id, held](Result<net::Response> r) {
           fetches_.erase(id);
-          if (!r) return fail("net/fetch", r.error(), *held);
+          if (!r) return answer_error("net/fetch", r.error(), *held);
           proto::NetFetchResult result;
           result.status = r->head.status;
           result.headers = header_map(r->head);
@@ -95,15 +95,16 @@ class RunNet {
 
   void stream(const proto::NetStreamParams& p, rpc::Reply<method::NetStream> reply) {
     auto prepared = prepare(p, plugin_->egress);
-    if (!prepared) return refuse("net/stream", prepared.error(), std::move(reply));
-    if (!ctx_.client) return no_network("net/stream", std::move(reply));
+    if (!prepared) return answer_error("net/stream", prepared.error(), reply);
+    if (!ctx_.client) return answer_error("net/stream", no_network(ctx_), reply);
     if (streams_.size() >= kStreamsAtOnce) {
-      return refuse("net/stream",
-                    make_error(proto::ErrorCode::refused,
-                               std::to_string(kStreamsAtOnce) +
-                                   " streams are already open, the most a sandboxed plugin may "
-                                   "have at once; one must end or be cancelled first"),
-                    std::move(reply));
+      return answer_error(
+          "net/stream",
+          make_error(proto::ErrorCode::refused,
+                     std::to_string(kStreamsAtOnce) +
+                         " streams are already open, the most a sandboxed plugin may "
+                         "have at once; one must end or be cancelled first"),
+          reply);
     }
     const std::int64_t id = next_stream_++;
     auto held = std::make_shared<rpc::Reply<method::NetStream>>(std::move(reply));
@@ -112,7 +113,7 @@ class RunNet {
         lifeline_.guard([this, id, held](Result<net::Head> head) {
           if (!head) {
             streams_.erase(id);
-            return fail("net/stream", head.error(), *held);
+            return answer_error("net/stream", head.error(), *held);
           }
           held->result(proto::NetStreamResult{id, head->status, header_map(*head)});
         }),
@@ -189,24 +190,9 @@ class RunNet {
   }
 
   template <class Reply>
-  void refuse(const char* method, const Error& e, Reply reply) {
-    plugin_->journal->warn(std::string(method) +
-                           (e.code == proto::ErrorCode::refused ? " refused: " : ": ") + e.message);
+  void answer_error(const char* method, const Error& e, Reply& reply) {
+    journal_error(*plugin_->journal, method, e);
     reply.error(e);
-  }
-  template <class Reply>
-  void fail(const char* method, const Error& e, Reply& reply) {
-    plugin_->journal->warn(std::string(method) +
-                           (e.code == proto::ErrorCode::refused ? " refused: " : " failed: ") +
-                           e.message);
-    reply.error(e);
-  }
-  template <class Reply>
-  void no_network(const char* method, Reply reply) {
-    fail(method,
-         make_error(proto::ErrorCode::failed,
-                    ctx_.why_none.empty() ? "Escouade has no network to give" : ctx_.why_none),
-         reply);
   }
 
   NetContext ctx_;
@@ -221,6 +207,18 @@ class RunNet {
 };
 
 }  // namespace
+
+void journal_error(Journal& journal, std::string_view method, const Error& e) {
+  const char* what = e.code == proto::ErrorCode::refused  ? " refused: "
+                     : e.code == proto::ErrorCode::failed ? " failed: "
+                                                          : ": ";
+  journal.warn(std::string(method) + what + e.message);
+}
+
+Error no_network(const NetContext& ctx) {
+  return make_error(proto::ErrorCode::failed,
+                    ctx.why_none.empty() ? "Escouade has no network to give" : ctx.why_none);
+}
 
 void serve_net(rpc::Session& session, RunScope& run, const NetContext& ctx,
                std::shared_ptr<ServedPlugin> plugin) {

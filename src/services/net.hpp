@@ -23,6 +23,12 @@ using proto::kStreamsAtOnce;
 inline constexpr std::uint64_t kStreamWindow = 256 * 1024;
 inline constexpr std::chrono::milliseconds kStreamIdle{120'000};
 
+// Writes to `journal` why a plugin's `method` got no result ("net/fetch refused: ...",
+// "ws/open failed: ...", "net/fetch: params..."); the caller answers the error.
+void journal_error(Journal& journal, std::string_view method, const Error& e);
+// The failure of net/* and ws/* when the host has no network to give, with its reason.
+Error no_network(const NetContext& ctx);
+
 // Binds net/* to `session`; what it opens goes to `run`. Call on the host's thread, for a
 // sandboxed plugin's session only.
 void serve_net(rpc::Session& session, RunScope& run, const NetContext& ctx,

@@ -9,6 +9,7 @@
 #include "net/client.hpp"
 #include "protocol/gen/errors.hpp"
 #include "protocol/gen/methods.hpp"
+#include "services/net.hpp"
 
 namespace escouade::services {
 
@@ -39,11 +40,7 @@ class RunSockets {
         handshake.headers.push_back(net::Header{name, value});
     if (auto checked = net::check_request(handshake); !checked)
       return answer_error(checked.error(), reply);
-    if (!ctx_.client)
-      return answer_error(
-          make_error(proto::ErrorCode::failed,
-                     ctx_.why_none.empty() ? "Escouade has no network" : ctx_.why_none),
-          reply);
+    if (!ctx_.client) return answer_error(no_network(ctx_), reply);
     if (sockets_.size() >= kSocketsAtOnce)
       return answer_error(make_error(proto::ErrorCode::refused,
                                      std::to_string(kSocketsAtOnce) +
@@ -127,11 +124,7 @@ class RunSockets {
  private:
   template <class Reply>
   void answer_error(const Error& e, Reply& reply) {
-    plugin_->journal->warn(std::string("ws/open") +
-                           (e.code == proto::ErrorCode::refused  ? " refused: "
-                            : e.code == proto::ErrorCode::failed ? " failed: "
-                                                                 : ": ") +
-                           e.message);
+    journal_error(*plugin_->journal, "ws/open", e);
     reply.error(e);
   }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sanitizers.hpp"
 #include "host_client.hpp"
 #include "sandbox/compile_cache.hpp"
 #include "sandbox/lockdown.hpp"
@@ -110,13 +111,7 @@ long resident_kb(int pid) {
 }
 
 constexpr bool sanitized() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-  return __has_feature(address_sanitizer);
-#else
-  return false;
-#endif
+  return kAddressSanitizer;
 }
 
 class SandboxAttack : public ::testing::Test {

@@ -381,6 +381,9 @@
     if ((req.headers.get('accept') || '').includes('text/event-stream')) params.sse = true;
     let source = null, settled = false;
     const onAbort = () => {
+      // Still waiting for a stream of its own: it gives up its place.
+      const waiting = streamQueue.indexOf(open);
+      if (waiting >= 0) streamQueue.splice(waiting, 1);
       if (source !== null) {
         if (source.id !== undefined && streams.has(source.id)) {
           tellNet('net/cancel', { stream: source.id });
