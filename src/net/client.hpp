@@ -158,7 +158,6 @@ class Client {
   virtual std::shared_ptr<WebSocket> websocket(const policy::EgressTarget& target,
                                                std::vector<Header> headers, WebSocketLimits limits,
                                                Note note, WebSocketHandlers handlers) = 0;
-  virtual const Settings& settings() const = 0;
 };
 
 // "10 s", "2.5 s", "1 MiB", "1536 bytes": how the sentences write a delay and a size.

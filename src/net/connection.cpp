@@ -43,13 +43,6 @@ Error invalid(std::string why) {
   return make_error(proto::ErrorCode::invalid_params, std::move(why));
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string host_header(const policy::EgressTarget& t) {
   std::string h = t.literal && t.literal->is_v6() ? "[" + t.host + "]" : t.host;
   if (t.port != (t.tls ? 443 : 80)) h += ":" + std::to_string(t.port);
@@ -62,7 +55,7 @@ Result<std::optional<ProxyUrl>> read_proxy(const std::string& text) {
   if (text.empty()) return std::optional<ProxyUrl>();
   auto u = boost::urls::parse_absolute_uri(text);
   const std::string why = "the proxy " + text.substr(0, 200) + " is not http://HOST:PORT";
-  if (!u || lower(u->scheme()) != "http" || !u->has_authority() || u->has_userinfo() ||
+  if (!u || ascii_lower(u->scheme()) != "http" || !u->has_authority() || u->has_userinfo() ||
       u->host().empty() || u->port().empty() || (u->path() != "" && u->path() != "/") ||
       u->has_query())
     return invalid(why);

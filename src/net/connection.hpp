@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "base/ascii.hpp"
 #include "net/client.hpp"
 
 namespace escouade::net::detail {
@@ -33,7 +34,6 @@ inline constexpr const char* kUserAgent = "Escouade";  // when the plugin names 
 Error failed(std::string why);
 Error refused(std::string why);
 Error invalid(std::string why);
-std::string lower(std::string_view s);
 // The Host header: the name (an IPv6 address in brackets), and the port when it is not the
 // scheme's.
 std::string host_header(const policy::EgressTarget& t);
@@ -119,7 +119,6 @@ class ClientImpl : public Client, public std::enable_shared_from_this<ClientImpl
   std::shared_ptr<WebSocket> websocket(const policy::EgressTarget& target,
                                        std::vector<Header> headers, WebSocketLimits limits,
                                        Note note, WebSocketHandlers handlers) override;
-  const Settings& settings() const override { return settings_; }
 
   const asio::any_io_executor& executor() const { return executor_; }
   const std::optional<ProxyUrl>& proxy() const { return proxy_; }

@@ -36,7 +36,7 @@ Head head_of(const http::response_header<>& h) {
   Head head;
   head.status = static_cast<int>(h.result_int());
   for (const auto& field : h) {
-    std::string name = lower(field.name_string());
+    std::string name = ascii_lower(field.name_string());
     auto same = std::find_if(head.headers.begin(), head.headers.end(),
                              [&](const Header& x) { return x.name == name; });
     if (same != head.headers.end()) {
@@ -78,7 +78,7 @@ awaitable<Result<void>> HttpJob::send(S& s) {
   bool agent = false;
   for (const Header& h : request_.headers) {
     req.insert(h.name, h.value);
-    agent = agent || lower(h.name) == "user-agent";
+    agent = agent || ascii_lower(h.name) == "user-agent";
   }
   if (!agent) req.set(http::field::user_agent, kUserAgent);
   req.set(http::field::connection, "close");
@@ -278,7 +278,7 @@ Result<void> check_request(Request& request) {
     if (h.value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
       return invalid("params.headers." + h.name +
                      ": a header's value holds no line break and no NUL");
-    if (!set_by_escouade(lower(h.name))) kept.push_back(std::move(h));
+    if (!set_by_escouade(ascii_lower(h.name))) kept.push_back(std::move(h));
   }
   request.headers = std::move(kept);
   return {};

@@ -96,7 +96,7 @@ class WsJob final : public Job, public WebSocket {
     ws_->set_option(websocket::stream_base::decorator([this](websocket::request_type& req) {
       bool agent = false;
       for (const Header& h : headers_) {
-        const std::string name = lower(h.name);
+        const std::string name = ascii_lower(h.name);
         if (handshake_header(name)) continue;
         req.insert(h.name, h.value);
         agent = agent || name == "user-agent";

@@ -6,6 +6,7 @@
 #include <boost/url/url_view.hpp>
 #include <cctype>
 
+#include "base/ascii.hpp"
 #include "manifest/manifest.hpp"
 #include "protocol/gen/errors.hpp"
 
@@ -171,13 +172,6 @@ bool covers(std::string_view granted, std::string_view host) {
          host[host.size() - granted.size() - 1] == '.';
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 EgressGrant EgressGrant::of(const manifest::Manifest& m) {
@@ -228,7 +222,7 @@ Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, U
   // here rather than sent where it does not say.
   if (!u.has_authority() || (!u.encoded_path().empty() && u.encoded_path().front() != '/'))
     return malformed(shown_url + " is not an absolute URL with a host");
-  const std::string scheme = lower(u.scheme());
+  const std::string scheme = ascii_lower(u.scheme());
   const bool ws = use == UrlUse::websocket;
   const std::string secure = ws ? "wss" : "https";
   const std::string plain = ws ? "ws" : "http";
@@ -263,7 +257,7 @@ Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, U
       break;
     }
     case boost::urls::host_type::name: {
-      host = lower(u.host());
+      host = ascii_lower(u.host());
       if (host.size() > 1 && host.back() == '.') host.pop_back();
       if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
