@@ -113,25 +113,13 @@ bool openat2_unavailable(int err) {
 }
 #endif
 
-// The outcome of openat2: a result, or nullopt when the kernel has none or forbids it.
-std::optional<BeneathResult<BeneathFile>> open_with_openat2(int root, const std::string& path) {
-#if defined(__linux__)
-  for (int attempt = 0; attempt < kOpenat2Tries; ++attempt) {
-    const long fd =
-        call_openat2(root, path.c_str(), kFileFlags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
-    if (fd >= 0) return accept_opened(UniqueFd(static_cast<int>(fd)));
-    const int err = errno;
-    if (err == EINTR || err == EAGAIN) continue;
-    if (openat2_unavailable(err)) return std::nullopt;
-    return from_errno(err);
-  }
-  return failure(BeneathFailure::os_error, EAGAIN,
-                 "cannot be opened: the folder kept changing during the call");
-#else
-  (void)root;
-  (void)path;
-  return std::nullopt;
-#endif
+// The outcome of openat2: a regular file, or nullopt when the kernel has none or forbids it.
+std::optional<BeneathResult<BeneathFile>> open_file_with_openat2(int root,
+                                                                 const std::string& path) {
+  auto opened = open_with_openat2(root, path, kFileFlags);
+  if (!opened) return std::nullopt;
+  if (!*opened) return opened->error();
+  return accept_opened(std::move(**opened));
 }
 
 // Splits `text` on '/' and puts its parts, in order, before the parts still to walk. Empty and
@@ -234,6 +222,32 @@ class Walk {
 
 }  // namespace
 
+BeneathError beneath_error_from_errno(int err) {
+  return from_errno(err);
+}
+
+std::optional<BeneathResult<UniqueFd>> open_with_openat2(int dir, const std::string& relative,
+                                                         int flags) {
+#if defined(__linux__)
+  for (int attempt = 0; attempt < kOpenat2Tries; ++attempt) {
+    const long fd = call_openat2(dir, relative.c_str(), static_cast<std::uint64_t>(flags),
+                                 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+    if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+    const int err = errno;
+    if (err == EINTR || err == EAGAIN) continue;
+    if (openat2_unavailable(err)) return std::nullopt;
+    return from_errno(err);
+  }
+  return failure(BeneathFailure::os_error, EAGAIN,
+                 "cannot be opened: the folder kept changing during the call");
+#else
+  (void)dir;
+  (void)relative;
+  (void)flags;
+  return std::nullopt;
+#endif
+}
+
 void throw_exception_from_error(const BeneathError& e, const boost::source_location&) {
   throw std::system_error(e.os_errno, std::generic_category(), e.reason);
 }
@@ -286,7 +300,7 @@ BeneathResult<BeneathFile> BeneathFolder::open_file(std::string_view relative,
     return failure(BeneathFailure::missing, ENOENT, "no such file");
   }
   if (resolver != BeneathResolver::walk_only) {
-    auto opened = open_with_openat2(fd_.get(), std::string(relative));
+    auto opened = open_file_with_openat2(fd_.get(), std::string(relative));
     if (opened) return *std::move(opened);
     if (resolver == BeneathResolver::openat2_only) {
       return failure(BeneathFailure::os_error, ENOSYS,
@@ -296,10 +310,7 @@ BeneathResult<BeneathFile> BeneathFolder::open_file(std::string_view relative,
   return Walk(fd_.get()).run(relative);
 }
 
-namespace {
-
-// Where a descriptor's file is now, as the kernel names it: absolute, links resolved.
-std::optional<std::string> path_of(int fd) {
+std::optional<std::string> real_path_of(int fd) {
 #ifdef __APPLE__
   char buf[PATH_MAX];
   if (::fcntl(fd, F_GETPATH, buf) != 0) return std::nullopt;
@@ -317,11 +328,9 @@ std::optional<std::string> path_of(int fd) {
 #endif
 }
 
-}  // namespace
-
 std::optional<std::string> BeneathFolder::path_within(const BeneathFile& file) const {
-  const auto folder = path_of(fd_.get());
-  const auto opened = path_of(file.native_handle());
+  const auto folder = real_path_of(fd_.get());
+  const auto opened = real_path_of(file.native_handle());
   if (!folder || !opened) return std::nullopt;
   const std::string prefix = *folder == "/" ? "/" : *folder + "/";
   if (opened->compare(0, prefix.size(), prefix) != 0) return std::nullopt;

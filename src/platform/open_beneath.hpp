@@ -26,13 +26,17 @@ namespace escouade::platform {
 
 // Why nothing was opened, as a kind a service turns into its own code.
 enum class BeneathFailure {
-  escapes,     // the path or a link on it leaves the folder, or a link is absolute
+  escapes,     // the path or a link on it leaves the folder (BeneathRoots: every root)
   link_loop,   // a loop of links, or more than kMaxBeneathLinks of them
-  missing,     // no such file (or a part on the way is not a folder)
+  missing,     // no such file (or a part on the way, or the folder to list, is not a folder)
   folder,      // the path names a folder
   not_a_file,  // a FIFO, a socket or a device: closed unread
   denied,      // the system refused access (EACCES, EPERM)
   os_error,    // anything else (EIO, EMFILE, the folder itself cannot be opened...)
+  // Kinds of BeneathRoots (beneath_roots.hpp), which open_file never gives:
+  hard_link,  // the file has other names, which may be outside the roots
+  too_large,  // the file is larger than the caller's limit
+  read_only,  // the file lies in a root given for reading only
 };
 
 struct BeneathError {
@@ -42,6 +46,9 @@ struct BeneathError {
   // A reason without a subject, in English: "a link on the path leaves the folder".
   std::string reason;
 };
+
+// The failure an errno of an open beneath a folder means, with its reason ("no such file").
+BeneathError beneath_error_from_errno(int err);
 
 // Called by BeneathResult<T>::value() on an error: throws std::system_error.
 [[noreturn]] void throw_exception_from_error(const BeneathError& e,
@@ -60,6 +67,16 @@ enum class BeneathResolver { automatic, openat2_only, walk_only };
 
 // True when this kernel lets this process call openat2 (probed once per call; no state kept).
 bool has_openat2();
+
+// openat2(2) of `relative` beneath the folder `dir` with `flags`, RESOLVE_BENEATH and
+// RESOLVE_NO_MAGICLINKS, tried again on EAGAIN and EINTR. nullopt when the kernel has no openat2
+// or forbids it (ENOSYS, EPERM): the caller walks instead. An EXDEV comes back as escapes.
+std::optional<BeneathResult<UniqueFd>> open_with_openat2(int dir, const std::string& relative,
+                                                         int flags);
+
+// Where a descriptor's file is now, as the kernel names it: absolute, links resolved; nullopt
+// when it cannot be told (no /proc, or the file was deleted: " (deleted)").
+std::optional<std::string> real_path_of(int fd);
 
 // Device and inode: what tells two names of one file apart from two files.
 struct FileIdentity {
@@ -118,6 +135,10 @@ class BeneathFolder {
   // are (files, folders, links), for the caller to open beneath it and judge each. At most
   // `limit` of them (a folder of a million names is not read whole).
   BeneathResult<std::vector<std::string>> names(std::size_t limit) const;
+
+  // The folder's descriptor (O_PATH where the system has it), for lookups relative to it. Owned
+  // by this object: valid while it lives, never to be closed by the caller.
+  int native_handle() const noexcept { return fd_.get(); }
 
  private:
   explicit BeneathFolder(UniqueFd fd) noexcept : fd_(std::move(fd)) {}

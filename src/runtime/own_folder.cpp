@@ -29,6 +29,9 @@ ErrorCode code_of(BeneathFailure kind) {
     case BeneathFailure::escapes:
     case BeneathFailure::link_loop:
     case BeneathFailure::not_a_file:
+    case BeneathFailure::hard_link:
+    case BeneathFailure::too_large:
+    case BeneathFailure::read_only:
       return ErrorCode::refused;
     case BeneathFailure::missing:
     case BeneathFailure::folder:
