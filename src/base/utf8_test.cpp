@@ -58,5 +58,18 @@ TEST(Utf8, CompletePrefixStopsBeforeACutCharacter) {
   EXPECT_EQ(utf8_complete_prefix("\xF0\x9F\x98"), 0u);
 }
 
+TEST(Utf8, ValidTextKeepsWhatIsWellFormedAndReplacesEachBadByte) {
+  EXPECT_EQ(to_valid_utf8("plain é ✓ 😀"), "plain é ✓ 😀");
+  EXPECT_EQ(to_valid_utf8("a\xff"
+                          "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(to_valid_utf8("\xC3"), "\xEF\xBF\xBD");                  // cut at the end
+  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // an overlong '/'
+  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"),                           // a surrogate
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(is_valid_utf8(to_valid_utf8("\x80\x80x\xF5")));
+}
+
 }  // namespace
 }  // namespace escouade

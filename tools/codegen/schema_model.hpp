@@ -43,12 +43,13 @@ inline std::string title_case(std::string_view name) {
 
 inline std::string snake_case(std::string_view name) {
   static const std::set<std::string> kKeywords = {
-      "and",     "auto",      "bool",   "break",  "case",  "char",   "class",    "const",
-      "default", "delete",    "do",     "double", "else",  "enum",   "false",    "float",
-      "for",     "if",        "int",    "long",   "new",   "not",    "operator", "or",
-      "private", "protected", "public", "return", "short", "signed", "static",   "struct",
-      "switch",  "template",  "this",   "true",   "try",   "union",  "unsigned", "using",
-      "virtual", "void",      "while",  "xor"};
+      "and", "auto", "bool", "break", "case", "char", "class", "const", "default", "delete", "do",
+      "double", "else", "enum", "false", "float", "for", "if", "int", "long", "new", "not",
+      "operator", "or", "private", "protected", "public", "return", "short", "signed", "static",
+      "struct", "switch", "template", "this", "true", "try", "union", "unsigned", "using",
+      "virtual", "void", "while", "xor",
+      // Names the C libraries may define as macros (wasi-libc's stdout is not an identifier).
+      "stdin", "stdout", "stderr", "errno", "assert"};
   std::string out;
   for (char c : name) {
     if (c == '.' || c == '-' || c == '/') {

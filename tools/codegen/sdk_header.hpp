@@ -27,13 +27,26 @@ inline const std::vector<std::string>& sdk_definitions() {
                                                   "FilesReadParams",
                                                   "LogParams",
                                                   "NetFetchParams",
-                                                  "NetFetchResult"};
+                                                  "NetFetchResult",
+                                                  "FsPath",
+                                                  "FsReadResult",
+                                                  "FsWriteParams",
+                                                  "FsWriteResult",
+                                                  "FsStatResult",
+                                                  "FsListResult",
+                                                  "FsCanonResult",
+                                                  "ProcSpawnParams",
+                                                  "ProcSpawnResult",
+                                                  "ProcRef",
+                                                  "ProcWriteParams",
+                                                  "ProcOutParams",
+                                                  "ProcExitParams"};
   return kRoots;
 }
 
 // The header's text. A method is in it when its params and result use only those definitions
-// (and plain JSON types): of the methods of sandboxed plugins, net/fetch (Context::fetch); the
-// others (net/stream, ws/*, fs/*...) are not.
+// (and plain JSON types): of the methods of sandboxed plugins, net/fetch (Context::fetch), fs/*
+// and proc/* (Context::read_file, spawn...); the others (net/stream, ws/*, timer/*) are not.
 std::string sdk_header(const Generator& g);
 
 }  // namespace escouade::codegen

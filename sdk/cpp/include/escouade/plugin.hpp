@@ -154,6 +154,32 @@ class Context {
                             std::map<std::string, std::string> headers = {},
                             std::optional<std::string> body = std::nullopt);
 
+  // fs/*, for a run.wasm plugin (a process reaches files by itself: -32601): a file under a root
+  // of permissions.files, named by FsPath {agent, root, path}. Escouade judges
+  // the path and the file it opens: -32003 refused with its sentence (a root not declared, a
+  // "..", a link out of the agent's roots, a private project's agent), -32005 not found, -32004
+  // failed (past limits.fileBytes, 256 KiB unless the manifest says up to 4 MiB).
+  // read_file: its bytes, whichever way they came (text, or base64).
+  Result<std::string> read_file(const FsPath& where);
+  // fs/write: the folders it needs made, 4 MiB at most, appended when `append`; its real path and
+  // size. `bytes` go as text when UTF-8, else as base64.
+  Result<FsWriteResult> write_file(const FsPath& where, std::string_view bytes,
+                                   bool append = false);
+  Result<FsStatResult> stat(const FsPath& where);
+  // At most 4096 entries, `truncated` past them; a link is a link, never followed.
+  Result<FsListResult> list(const FsPath& where);
+  // The real path, links followed.
+  Result<std::string> canon(const FsPath& where);
+  // proc/spawn, for a run.wasm plugin: a program of permissions.commands, word for word; its
+  // number. Its output comes as proc/out notifications and its end as proc/exit (serve them:
+  // on<method::ProcOut>, on<method::ProcExit>), which may come before this returns: they are
+  // served once the handler that called spawn has returned.
+  Result<std::int64_t> spawn(ProcSpawnParams params);
+  // proc/write: on its input; `close` ends that input after `data`. -32004 past 1 MiB unread.
+  Result<void> write_input(std::int64_t proc, std::string_view data, bool close = false);
+  // proc/kill: it and what it started end; proc/exit follows with a null code.
+  Result<void> kill(std::int64_t proc);
+
   // Any method of Escouade's, typed: call<method::SecretsGet>({"token"}).
   template <class M>
   Result<typename M::Result> call(const typename M::Params& params);
@@ -588,6 +614,66 @@ inline Result<FetchAnswer> Context::fetch(std::string_view url, std::string_view
     a.body = std::move(*bytes);
   }
   return a;
+}
+
+inline Result<std::string> Context::read_file(const FsPath& where) {
+  auto r = call<method::FsRead>(where);
+  if (!r) return r.error();
+  if (r->text) return std::move(*r->text);
+  if (!r->data_base64) return std::string();
+  auto bytes = detail::base64_decode(*r->data_base64);
+  if (!bytes) return Error{ErrorCode::internal, "fs/read: result.dataBase64 is not base64"};
+  return std::move(*bytes);
+}
+
+inline Result<FsWriteResult> Context::write_file(const FsPath& where, std::string_view bytes,
+                                                 bool append) {
+  FsWriteParams p;
+  p.agent = where.agent;
+  p.path = where.path;
+  if (where.root) p.root = static_cast<FsWriteParamsRoot>(*where.root);
+  if (detail::valid_utf8(bytes))
+    p.text = std::string(bytes);
+  else
+    p.data_base64 = detail::base64_encode(bytes);
+  if (append) p.append = true;
+  return call<method::FsWrite>(p);
+}
+
+inline Result<FsStatResult> Context::stat(const FsPath& where) {
+  return call<method::FsStat>(where);
+}
+
+inline Result<FsListResult> Context::list(const FsPath& where) {
+  return call<method::FsList>(where);
+}
+
+inline Result<std::string> Context::canon(const FsPath& where) {
+  auto r = call<method::FsCanon>(where);
+  if (!r) return r.error();
+  return std::move(r->path);
+}
+
+inline Result<std::int64_t> Context::spawn(ProcSpawnParams params) {
+  auto r = call<method::ProcSpawn>(params);
+  if (!r) return r.error();
+  return r->proc;
+}
+
+inline Result<void> Context::write_input(std::int64_t proc, std::string_view data, bool close) {
+  ProcWriteParams p;
+  p.proc = proc;
+  p.data = std::string(data);
+  if (close) p.close = true;
+  auto r = call<method::ProcWrite>(p);
+  if (!r) return r.error();
+  return {};
+}
+
+inline Result<void> Context::kill(std::int64_t proc) {
+  auto r = call<method::ProcKill>(ProcRef{proc});
+  if (!r) return r.error();
+  return {};
 }
 
 inline void Context::log(Level level, std::string_view message) {

@@ -435,6 +435,231 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, LogPa
   v = to_string(e);
 }
 
+enum class FsPathRoot {
+  plugin,
+  agent,
+  agent_repo,
+  agent_home,
+  temp,
+};
+
+inline std::string_view to_string(FsPathRoot v) noexcept {
+  switch (v) {
+    case FsPathRoot::plugin: return "plugin";
+    case FsPathRoot::agent: return "agent";
+    case FsPathRoot::agent_repo: return "agentRepo";
+    case FsPathRoot::agent_home: return "agentHome";
+    case FsPathRoot::temp: return "temp";
+  }
+  return {};
+}
+
+inline std::optional<FsPathRoot> fs_path_root_from_string(std::string_view s) noexcept {
+  if (s == "plugin") return FsPathRoot::plugin;
+  if (s == "agent") return FsPathRoot::agent;
+  if (s == "agentRepo") return FsPathRoot::agent_repo;
+  if (s == "agentHome") return FsPathRoot::agent_home;
+  if (s == "temp") return FsPathRoot::temp;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, FsPathRoot& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "plugin, agent, agentRepo, agentHome, temp";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = fs_path_root_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, FsPathRoot e) {
+  v = to_string(e);
+}
+
+enum class FsWriteParamsRoot {
+  plugin,
+  agent,
+  agent_repo,
+  agent_home,
+  temp,
+};
+
+inline std::string_view to_string(FsWriteParamsRoot v) noexcept {
+  switch (v) {
+    case FsWriteParamsRoot::plugin: return "plugin";
+    case FsWriteParamsRoot::agent: return "agent";
+    case FsWriteParamsRoot::agent_repo: return "agentRepo";
+    case FsWriteParamsRoot::agent_home: return "agentHome";
+    case FsWriteParamsRoot::temp: return "temp";
+  }
+  return {};
+}
+
+inline std::optional<FsWriteParamsRoot> fs_write_params_root_from_string(std::string_view s) noexcept {
+  if (s == "plugin") return FsWriteParamsRoot::plugin;
+  if (s == "agent") return FsWriteParamsRoot::agent;
+  if (s == "agentRepo") return FsWriteParamsRoot::agent_repo;
+  if (s == "agentHome") return FsWriteParamsRoot::agent_home;
+  if (s == "temp") return FsWriteParamsRoot::temp;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, FsWriteParamsRoot& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "plugin, agent, agentRepo, agentHome, temp";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = fs_write_params_root_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, FsWriteParamsRoot e) {
+  v = to_string(e);
+}
+
+enum class FsStatResultKind {
+  file,
+  dir,
+  other,
+};
+
+inline std::string_view to_string(FsStatResultKind v) noexcept {
+  switch (v) {
+    case FsStatResultKind::file: return "file";
+    case FsStatResultKind::dir: return "dir";
+    case FsStatResultKind::other: return "other";
+  }
+  return {};
+}
+
+inline std::optional<FsStatResultKind> fs_stat_result_kind_from_string(std::string_view s) noexcept {
+  if (s == "file") return FsStatResultKind::file;
+  if (s == "dir") return FsStatResultKind::dir;
+  if (s == "other") return FsStatResultKind::other;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, FsStatResultKind& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "file, dir, other";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = fs_stat_result_kind_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, FsStatResultKind e) {
+  v = to_string(e);
+}
+
+enum class FsEntryKind {
+  file,
+  dir,
+  link,
+  other,
+};
+
+inline std::string_view to_string(FsEntryKind v) noexcept {
+  switch (v) {
+    case FsEntryKind::file: return "file";
+    case FsEntryKind::dir: return "dir";
+    case FsEntryKind::link: return "link";
+    case FsEntryKind::other: return "other";
+  }
+  return {};
+}
+
+inline std::optional<FsEntryKind> fs_entry_kind_from_string(std::string_view s) noexcept {
+  if (s == "file") return FsEntryKind::file;
+  if (s == "dir") return FsEntryKind::dir;
+  if (s == "link") return FsEntryKind::link;
+  if (s == "other") return FsEntryKind::other;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, FsEntryKind& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "file, dir, link, other";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = fs_entry_kind_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, FsEntryKind e) {
+  v = to_string(e);
+}
+
+enum class ProcSpawnParamsDir {
+  agent,
+  project,
+};
+
+inline std::string_view to_string(ProcSpawnParamsDir v) noexcept {
+  switch (v) {
+    case ProcSpawnParamsDir::agent: return "agent";
+    case ProcSpawnParamsDir::project: return "project";
+  }
+  return {};
+}
+
+inline std::optional<ProcSpawnParamsDir> proc_spawn_params_dir_from_string(std::string_view s) noexcept {
+  if (s == "agent") return ProcSpawnParamsDir::agent;
+  if (s == "project") return ProcSpawnParamsDir::project;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, ProcSpawnParamsDir& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "agent, project";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = proc_spawn_params_dir_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, ProcSpawnParamsDir e) {
+  v = to_string(e);
+}
+
+enum class ProcOutParamsStream {
+  stdout_,
+  stderr_,
+};
+
+inline std::string_view to_string(ProcOutParamsStream v) noexcept {
+  switch (v) {
+    case ProcOutParamsStream::stdout_: return "stdout";
+    case ProcOutParamsStream::stderr_: return "stderr";
+  }
+  return {};
+}
+
+inline std::optional<ProcOutParamsStream> proc_out_params_stream_from_string(std::string_view s) noexcept {
+  if (s == "stdout") return ProcOutParamsStream::stdout_;
+  if (s == "stderr") return ProcOutParamsStream::stderr_;
+  return std::nullopt;
+}
+
+inline bool read_value(const boost::json::value& v, ProcOutParamsStream& out, ReadContext& ctx) {
+  static constexpr std::string_view kAllowed = "stdout, stderr";
+  const auto* s = v.if_string();
+  if (!s) return ctx.wrong_type("a string", v);
+  auto parsed = proc_out_params_stream_from_string(*s);
+  if (!parsed) return ctx.not_one_of(*s, kAllowed);
+  out = *parsed;
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, ProcOutParamsStream e) {
+  v = to_string(e);
+}
+
 struct Project;
 struct Ticket;
 struct Agent;
@@ -453,6 +678,20 @@ struct FilesReadParams;
 struct NetFetchParams;
 struct NetFetchResult;
 struct LogParams;
+struct FsPath;
+struct FsReadResult;
+struct FsWriteParams;
+struct FsWriteResult;
+struct FsStatResult;
+struct FsEntry;
+struct FsListResult;
+struct FsCanonResult;
+struct ProcSpawnParams;
+struct ProcSpawnResult;
+struct ProcRef;
+struct ProcWriteParams;
+struct ProcOutParams;
+struct ProcExitParams;
 bool read_value(const boost::json::value& v, Project& out, ReadContext& ctx);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const Project& s);
 bool read_value(const boost::json::value& v, Ticket& out, ReadContext& ctx);
@@ -489,6 +728,34 @@ bool read_value(const boost::json::value& v, NetFetchResult& out, ReadContext& c
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const NetFetchResult& s);
 bool read_value(const boost::json::value& v, LogParams& out, ReadContext& ctx);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const LogParams& s);
+bool read_value(const boost::json::value& v, FsPath& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsPath& s);
+bool read_value(const boost::json::value& v, FsReadResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsReadResult& s);
+bool read_value(const boost::json::value& v, FsWriteParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsWriteParams& s);
+bool read_value(const boost::json::value& v, FsWriteResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsWriteResult& s);
+bool read_value(const boost::json::value& v, FsStatResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsStatResult& s);
+bool read_value(const boost::json::value& v, FsEntry& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsEntry& s);
+bool read_value(const boost::json::value& v, FsListResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsListResult& s);
+bool read_value(const boost::json::value& v, FsCanonResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsCanonResult& s);
+bool read_value(const boost::json::value& v, ProcSpawnParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcSpawnParams& s);
+bool read_value(const boost::json::value& v, ProcSpawnResult& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcSpawnResult& s);
+bool read_value(const boost::json::value& v, ProcRef& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcRef& s);
+bool read_value(const boost::json::value& v, ProcWriteParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcWriteParams& s);
+bool read_value(const boost::json::value& v, ProcOutParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcOutParams& s);
+bool read_value(const boost::json::value& v, ProcExitParams& out, ReadContext& ctx);
+void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcExitParams& s);
 
 struct Project {
   std::string id{};
@@ -1148,6 +1415,485 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const
   o.emplace("message", boost::json::value_from(s.message, o.storage()));
 }
 
+struct FsPath {
+  std::optional<std::string> agent{};
+  std::optional<FsPathRoot> root{};
+  std::string path{};
+
+  friend bool operator==(const FsPath&, const FsPath&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsPath& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("agent")) {
+    if (!read_value(*m, out.agent.emplace(), ctx)) return ctx.in_field("agent");
+  } else {
+    out.agent.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("root")) {
+    if (!read_value(*m, out.root.emplace(), ctx)) return ctx.in_field("root");
+  } else {
+    out.root.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("path")) {
+    if (!read_value(*m, out.path, ctx)) return ctx.in_field("path");
+  } else {
+    return ctx.missing("path");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsPath& s) {
+  boost::json::object& o = v.emplace_object();
+  if (s.agent) o.emplace("agent", boost::json::value_from(*s.agent, o.storage()));
+  if (s.root) o.emplace("root", boost::json::value_from(*s.root, o.storage()));
+  o.emplace("path", boost::json::value_from(s.path, o.storage()));
+}
+
+struct FsReadResult {
+  std::optional<std::string> text{};
+  std::optional<std::string> data_base64{};
+
+  friend bool operator==(const FsReadResult&, const FsReadResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsReadResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("text")) {
+    if (!read_value(*m, out.text.emplace(), ctx)) return ctx.in_field("text");
+  } else {
+    out.text.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("dataBase64")) {
+    if (!read_value(*m, out.data_base64.emplace(), ctx)) return ctx.in_field("dataBase64");
+  } else {
+    out.data_base64.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsReadResult& s) {
+  boost::json::object& o = v.emplace_object();
+  if (s.text) o.emplace("text", boost::json::value_from(*s.text, o.storage()));
+  if (s.data_base64) o.emplace("dataBase64", boost::json::value_from(*s.data_base64, o.storage()));
+}
+
+struct FsWriteParams {
+  std::optional<std::string> agent{};
+  std::optional<FsWriteParamsRoot> root{};
+  std::string path{};
+  std::optional<std::string> text{};
+  std::optional<std::string> data_base64{};
+  std::optional<bool> append{};
+
+  friend bool operator==(const FsWriteParams&, const FsWriteParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsWriteParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("agent")) {
+    if (!read_value(*m, out.agent.emplace(), ctx)) return ctx.in_field("agent");
+  } else {
+    out.agent.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("root")) {
+    if (!read_value(*m, out.root.emplace(), ctx)) return ctx.in_field("root");
+  } else {
+    out.root.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("path")) {
+    if (!read_value(*m, out.path, ctx)) return ctx.in_field("path");
+  } else {
+    return ctx.missing("path");
+  }
+  if (const boost::json::value* m = o->if_contains("text")) {
+    if (!read_value(*m, out.text.emplace(), ctx)) return ctx.in_field("text");
+  } else {
+    out.text.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("dataBase64")) {
+    if (!read_value(*m, out.data_base64.emplace(), ctx)) return ctx.in_field("dataBase64");
+  } else {
+    out.data_base64.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("append")) {
+    if (!read_value(*m, out.append.emplace(), ctx)) return ctx.in_field("append");
+  } else {
+    out.append.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsWriteParams& s) {
+  boost::json::object& o = v.emplace_object();
+  if (s.agent) o.emplace("agent", boost::json::value_from(*s.agent, o.storage()));
+  if (s.root) o.emplace("root", boost::json::value_from(*s.root, o.storage()));
+  o.emplace("path", boost::json::value_from(s.path, o.storage()));
+  if (s.text) o.emplace("text", boost::json::value_from(*s.text, o.storage()));
+  if (s.data_base64) o.emplace("dataBase64", boost::json::value_from(*s.data_base64, o.storage()));
+  if (s.append) o.emplace("append", boost::json::value_from(*s.append, o.storage()));
+}
+
+struct FsWriteResult {
+  std::string path{};
+  std::int64_t bytes{};
+
+  friend bool operator==(const FsWriteResult&, const FsWriteResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsWriteResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("path")) {
+    if (!read_value(*m, out.path, ctx)) return ctx.in_field("path");
+  } else {
+    return ctx.missing("path");
+  }
+  if (const boost::json::value* m = o->if_contains("bytes")) {
+    if (!read_value(*m, out.bytes, ctx)) return ctx.in_field("bytes");
+  } else {
+    return ctx.missing("bytes");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsWriteResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("path", boost::json::value_from(s.path, o.storage()));
+  o.emplace("bytes", boost::json::value_from(s.bytes, o.storage()));
+}
+
+struct FsStatResult {
+  FsStatResultKind kind{};
+  std::int64_t bytes{};
+  std::optional<std::int64_t> modified{};
+
+  friend bool operator==(const FsStatResult&, const FsStatResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsStatResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("kind")) {
+    if (!read_value(*m, out.kind, ctx)) return ctx.in_field("kind");
+  } else {
+    return ctx.missing("kind");
+  }
+  if (const boost::json::value* m = o->if_contains("bytes")) {
+    if (!read_value(*m, out.bytes, ctx)) return ctx.in_field("bytes");
+  } else {
+    return ctx.missing("bytes");
+  }
+  if (const boost::json::value* m = o->if_contains("modified")) {
+    if (m->is_null()) out.modified.reset();
+    else if (!read_value(*m, out.modified.emplace(), ctx)) return ctx.in_field("modified");
+  } else {
+    out.modified.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsStatResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("kind", boost::json::value_from(s.kind, o.storage()));
+  o.emplace("bytes", boost::json::value_from(s.bytes, o.storage()));
+  if (s.modified) o.emplace("modified", boost::json::value_from(*s.modified, o.storage()));
+}
+
+struct FsEntry {
+  std::string name{};
+  FsEntryKind kind{};
+  std::int64_t bytes{};
+
+  friend bool operator==(const FsEntry&, const FsEntry&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsEntry& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("name")) {
+    if (!read_value(*m, out.name, ctx)) return ctx.in_field("name");
+  } else {
+    return ctx.missing("name");
+  }
+  if (const boost::json::value* m = o->if_contains("kind")) {
+    if (!read_value(*m, out.kind, ctx)) return ctx.in_field("kind");
+  } else {
+    return ctx.missing("kind");
+  }
+  if (const boost::json::value* m = o->if_contains("bytes")) {
+    if (!read_value(*m, out.bytes, ctx)) return ctx.in_field("bytes");
+  } else {
+    return ctx.missing("bytes");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsEntry& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("name", boost::json::value_from(s.name, o.storage()));
+  o.emplace("kind", boost::json::value_from(s.kind, o.storage()));
+  o.emplace("bytes", boost::json::value_from(s.bytes, o.storage()));
+}
+
+struct FsListResult {
+  std::vector<FsEntry> entries{};
+  bool truncated{};
+
+  friend bool operator==(const FsListResult&, const FsListResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsListResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("entries")) {
+    if (!read_value(*m, out.entries, ctx)) return ctx.in_field("entries");
+  } else {
+    return ctx.missing("entries");
+  }
+  if (const boost::json::value* m = o->if_contains("truncated")) {
+    if (!read_value(*m, out.truncated, ctx)) return ctx.in_field("truncated");
+  } else {
+    return ctx.missing("truncated");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsListResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("entries", boost::json::value_from(s.entries, o.storage()));
+  o.emplace("truncated", boost::json::value_from(s.truncated, o.storage()));
+}
+
+struct FsCanonResult {
+  std::string path{};
+
+  friend bool operator==(const FsCanonResult&, const FsCanonResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, FsCanonResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("path")) {
+    if (!read_value(*m, out.path, ctx)) return ctx.in_field("path");
+  } else {
+    return ctx.missing("path");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const FsCanonResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("path", boost::json::value_from(s.path, o.storage()));
+}
+
+struct ProcSpawnParams {
+  std::string command{};
+  std::optional<std::vector<std::string>> args{};
+  std::optional<ProcSpawnParamsDir> dir{};
+  std::optional<std::string> agent{};
+  std::optional<std::string> project{};
+  std::optional<std::map<std::string, std::string>> env{};
+
+  friend bool operator==(const ProcSpawnParams&, const ProcSpawnParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcSpawnParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("command")) {
+    if (!read_value(*m, out.command, ctx)) return ctx.in_field("command");
+  } else {
+    return ctx.missing("command");
+  }
+  if (const boost::json::value* m = o->if_contains("args")) {
+    if (!read_value(*m, out.args.emplace(), ctx)) return ctx.in_field("args");
+  } else {
+    out.args.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("dir")) {
+    if (!read_value(*m, out.dir.emplace(), ctx)) return ctx.in_field("dir");
+  } else {
+    out.dir.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("agent")) {
+    if (!read_value(*m, out.agent.emplace(), ctx)) return ctx.in_field("agent");
+  } else {
+    out.agent.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("project")) {
+    if (!read_value(*m, out.project.emplace(), ctx)) return ctx.in_field("project");
+  } else {
+    out.project.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("env")) {
+    if (!read_value(*m, out.env.emplace(), ctx)) return ctx.in_field("env");
+  } else {
+    out.env.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcSpawnParams& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("command", boost::json::value_from(s.command, o.storage()));
+  if (s.args) o.emplace("args", boost::json::value_from(*s.args, o.storage()));
+  if (s.dir) o.emplace("dir", boost::json::value_from(*s.dir, o.storage()));
+  if (s.agent) o.emplace("agent", boost::json::value_from(*s.agent, o.storage()));
+  if (s.project) o.emplace("project", boost::json::value_from(*s.project, o.storage()));
+  if (s.env) o.emplace("env", boost::json::value_from(*s.env, o.storage()));
+}
+
+struct ProcSpawnResult {
+  std::int64_t proc{};
+
+  friend bool operator==(const ProcSpawnResult&, const ProcSpawnResult&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcSpawnResult& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("proc")) {
+    if (!read_value(*m, out.proc, ctx)) return ctx.in_field("proc");
+  } else {
+    return ctx.missing("proc");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcSpawnResult& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("proc", boost::json::value_from(s.proc, o.storage()));
+}
+
+struct ProcRef {
+  std::int64_t proc{};
+
+  friend bool operator==(const ProcRef&, const ProcRef&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcRef& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("proc")) {
+    if (!read_value(*m, out.proc, ctx)) return ctx.in_field("proc");
+  } else {
+    return ctx.missing("proc");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcRef& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("proc", boost::json::value_from(s.proc, o.storage()));
+}
+
+struct ProcWriteParams {
+  std::int64_t proc{};
+  std::optional<std::string> data{};
+  std::optional<bool> close{};
+
+  friend bool operator==(const ProcWriteParams&, const ProcWriteParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcWriteParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("proc")) {
+    if (!read_value(*m, out.proc, ctx)) return ctx.in_field("proc");
+  } else {
+    return ctx.missing("proc");
+  }
+  if (const boost::json::value* m = o->if_contains("data")) {
+    if (!read_value(*m, out.data.emplace(), ctx)) return ctx.in_field("data");
+  } else {
+    out.data.reset();
+  }
+  if (const boost::json::value* m = o->if_contains("close")) {
+    if (!read_value(*m, out.close.emplace(), ctx)) return ctx.in_field("close");
+  } else {
+    out.close.reset();
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcWriteParams& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("proc", boost::json::value_from(s.proc, o.storage()));
+  if (s.data) o.emplace("data", boost::json::value_from(*s.data, o.storage()));
+  if (s.close) o.emplace("close", boost::json::value_from(*s.close, o.storage()));
+}
+
+struct ProcOutParams {
+  std::int64_t proc{};
+  ProcOutParamsStream stream{};
+  std::string data{};
+
+  friend bool operator==(const ProcOutParams&, const ProcOutParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcOutParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("proc")) {
+    if (!read_value(*m, out.proc, ctx)) return ctx.in_field("proc");
+  } else {
+    return ctx.missing("proc");
+  }
+  if (const boost::json::value* m = o->if_contains("stream")) {
+    if (!read_value(*m, out.stream, ctx)) return ctx.in_field("stream");
+  } else {
+    return ctx.missing("stream");
+  }
+  if (const boost::json::value* m = o->if_contains("data")) {
+    if (!read_value(*m, out.data, ctx)) return ctx.in_field("data");
+  } else {
+    return ctx.missing("data");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcOutParams& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("proc", boost::json::value_from(s.proc, o.storage()));
+  o.emplace("stream", boost::json::value_from(s.stream, o.storage()));
+  o.emplace("data", boost::json::value_from(s.data, o.storage()));
+}
+
+struct ProcExitParams {
+  std::int64_t proc{};
+  std::optional<std::int64_t> code{};
+
+  friend bool operator==(const ProcExitParams&, const ProcExitParams&) = default;
+};
+
+inline bool read_value(const boost::json::value& v, ProcExitParams& out, ReadContext& ctx) {
+  const boost::json::object* o = v.if_object();
+  if (!o) return ctx.wrong_type("an object", v);
+  if (const boost::json::value* m = o->if_contains("proc")) {
+    if (!read_value(*m, out.proc, ctx)) return ctx.in_field("proc");
+  } else {
+    return ctx.missing("proc");
+  }
+  if (const boost::json::value* m = o->if_contains("code")) {
+    if (m->is_null()) out.code.reset();
+    else if (!read_value(*m, out.code.emplace(), ctx)) return ctx.in_field("code");
+  } else {
+    return ctx.missing("code");
+  }
+  return true;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const ProcExitParams& s) {
+  boost::json::object& o = v.emplace_object();
+  o.emplace("proc", boost::json::value_from(s.proc, o.storage()));
+  if (s.code) o.emplace("code", boost::json::value_from(*s.code, o.storage()));
+  else o.emplace("code", nullptr);
+}
+
 // The methods of protocol 1 a plugin run by a command serves (to_plugin) or calls:
 // each one's name, whether it is a notification, its delay, its params and result.
 namespace method {
@@ -1188,6 +1934,24 @@ struct PermissionsDecide {
   using Result = Decision;
 };
 
+struct ProcOut {
+  static constexpr std::string_view kName = "proc/out";
+  static constexpr bool kToPlugin = true;
+  static constexpr bool kNotification = true;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = ProcOutParams;
+  using Result = void;
+};
+
+struct ProcExit {
+  static constexpr std::string_view kName = "proc/exit";
+  static constexpr bool kToPlugin = true;
+  static constexpr bool kNotification = true;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = ProcExitParams;
+  using Result = void;
+};
+
 struct SecretsGet {
   static constexpr std::string_view kName = "secrets/get";
   static constexpr bool kToPlugin = false;
@@ -1222,6 +1986,78 @@ struct NetFetch {
   static constexpr std::uint32_t kTimeoutMs = 10000;
   using Params = NetFetchParams;
   using Result = NetFetchResult;
+};
+
+struct FsRead {
+  static constexpr std::string_view kName = "fs/read";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = FsPath;
+  using Result = FsReadResult;
+};
+
+struct FsWrite {
+  static constexpr std::string_view kName = "fs/write";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = FsWriteParams;
+  using Result = FsWriteResult;
+};
+
+struct FsStat {
+  static constexpr std::string_view kName = "fs/stat";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = FsPath;
+  using Result = FsStatResult;
+};
+
+struct FsList {
+  static constexpr std::string_view kName = "fs/list";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = FsPath;
+  using Result = FsListResult;
+};
+
+struct FsCanon {
+  static constexpr std::string_view kName = "fs/canon";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = FsPath;
+  using Result = FsCanonResult;
+};
+
+struct ProcSpawn {
+  static constexpr std::string_view kName = "proc/spawn";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = ProcSpawnParams;
+  using Result = ProcSpawnResult;
+};
+
+struct ProcWrite {
+  static constexpr std::string_view kName = "proc/write";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = ProcWriteParams;
+  using Result = std::nullptr_t;
+};
+
+struct ProcKill {
+  static constexpr std::string_view kName = "proc/kill";
+  static constexpr bool kToPlugin = false;
+  static constexpr bool kNotification = false;
+  static constexpr std::uint32_t kTimeoutMs = 5000;
+  using Params = ProcRef;
+  using Result = std::nullptr_t;
 };
 
 struct Log {
