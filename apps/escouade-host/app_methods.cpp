@@ -158,6 +158,25 @@ void set_shared(host::Host& host, const hp::SharedSetParams& p,
   answer(reply, host.set_shared_port(p.id, p.port));
 }
 
+void set_agent(host::Host& host, const hp::AgentsSetParams& p,
+               rpc::Reply<method::HostAgentsSet> reply) {
+  policy::Agent agent;
+  agent.key = p.key;
+  agent.project = p.project;
+  agent.agent = p.roots.agent;
+  agent.agent_repo = p.roots.agent_repo;
+  agent.agent_home = p.roots.agent_home;
+  if (p.env)
+    for (const auto& [name, value] : *p.env)
+      agent.env.push_back(name + "=" + value);
+  answer(reply, host.set_agent(std::move(agent)));
+}
+
+void remove_agent(host::Host& host, const hp::AgentRef& p,
+                  rpc::Reply<method::HostAgentsRemove> reply) {
+  answer(reply, host.remove_agent(p.key));
+}
+
 void restart(host::Host& host, const hp::PluginRef& p, rpc::Reply<method::HostRestart> reply) {
   answer(reply, host.restart(p.id));
 }
@@ -205,6 +224,8 @@ void AppServer::bind(host::Host& h) {
   session_.serve<method::HostSettingsSet>(on(set_settings));
   session_.serve<method::HostAccountsSet>(on(set_accounts));
   session_.serve<method::HostSharedSet>(on(set_shared));
+  session_.serve<method::HostAgentsSet>(on(set_agent));
+  session_.serve<method::HostAgentsRemove>(on(remove_agent));
   session_.serve<method::HostRestart>(on(restart));
   session_.serve<method::HostStatus>(on(status));
   session_.serve<method::HostJournal>(on(journal));

@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
     config.base_env.emplace_back(*e);
   config.check_environment = manifest::process_environment();
   config.keychain = keychain.get();
+  config.processes = &context;
 
   // Once the host has closed, the last answers go out to the app, within a bound: an app that
   // stopped reading is not waited for.

@@ -21,6 +21,7 @@
 #include "rpc/session.hpp"
 #include "runtime/module_fingerprint.hpp"
 #include "runtime/own_folder.hpp"
+#include "runtime/tree_ender.hpp"
 #include "services/bind.hpp"
 
 namespace escouade::host {
@@ -73,6 +74,15 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};
   services_.timers = {executor_, &clock_, &timer_pacer_};
+  runtime::ProcessContext* processes = config_.processes;
+  if (!processes) {
+    own_ender_ = std::make_unique<runtime::TreeEnder>(executor_);
+    own_processes_ = std::make_unique<runtime::ProcessContext>();
+    own_processes_->ender = own_ender_.get();
+    processes = own_processes_.get();
+  }
+  services_.fs = {&workers_, &agents_};
+  services_.proc = {executor_, &workers_, processes, &agents_, config_.base_env};
   start_network();
 }
 
@@ -177,6 +187,7 @@ Result<Loaded> Host::load(const std::filesystem::path& folder,
     fresh->journal = std::make_shared<Journal>(journal_options(id));
     fresh->masker = std::make_shared<Masker>();
     fresh->journal->set_masker([m = fresh->masker](std::string& text) { m->mask(text); });
+    fresh->temp_folder = make_temp_folder(id);
     p = fresh.get();
     plugins_.emplace(id, std::move(fresh));
     load_order_.push_back(p);
@@ -218,6 +229,9 @@ void Host::serve(Plugin& p) {
   p.served->folder = services::OwnFolder::open(p.manifest.folder);
   p.served->journal = p.journal;
   p.served->masker = p.masker;
+  p.served->fs_roots = policy::FsRoots(p.manifest.permissions.files);
+  p.served->commands = policy::Commands(p.manifest.permissions.commands);
+  p.served->temp_folder = p.temp_folder;
   update_project_folders(p);
   p.supervisor->set_binder(
       [this, served = p.served](rpc::Session& session, services::RunScope& run) {
@@ -236,6 +250,8 @@ Result<void> Host::enable(std::string_view id, const Project& project) {
   if (!p) return no_such_plugin(id);
   const bool was_on = !p->projects.empty();
   p->projects[project.id] = project;
+  agents_.projects.insert_or_assign(project.id,
+                                    services::ProjectPlace{project.is_private, project.folder});
   update_project_folders(*p);
   if (!was_on) {
     p->journal->info("switched on for " + project.name + " (" + project.id + ")");

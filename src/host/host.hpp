@@ -28,6 +28,7 @@
 #include "policy/decisions.hpp"
 #include "protocol/gen/types.hpp"
 #include "rpc/outgoing.hpp"
+#include "runtime/process_program.hpp"
 #include "runtime/program.hpp"
 #include "services/context.hpp"
 #include "services/settings.hpp"
@@ -68,6 +69,10 @@ struct HostConfig {
   // (escouade-host --proxy, --ca-file). Settings that cannot be used leave the plugins no
   // network: net/* answer failed with the reason (escouade-host refuses them at its start).
   net::Settings network;
+  // What the programs proc/spawn starts share with the plugins' own processes: the pids the host
+  // started (which the reaping of orphans leaves alone), the watchdog and the tree ender. Not
+  // owned, outlives the host. None: the host keeps its own, without a watchdog.
+  runtime::ProcessContext* processes = nullptr;
 };
 
 struct Project {
@@ -166,6 +171,12 @@ class Host {
   // The port of the local server of the plugin's harness (local:shared), or nullopt once it
   // ended. -32602 for a plugin that does not declare local:shared, or a port outside 1-65535.
   Result<void> set_shared_port(std::string_view id, std::optional<std::int64_t> port);
+  // An agent as fs/* and proc/spawn see it (host/agents/set): set again, it replaces what was
+  // set before. -32602 for an empty key or project, or a root that is not an absolute path, or
+  // an env variable whose name is empty or holds '='. Its roots are kept as their real paths.
+  Result<void> set_agent(policy::Agent agent);
+  // Forgets it; -32602 when no agent has that key.
+  Result<void> remove_agent(std::string_view key);
   Result<void> restart(std::string_view id);
   // One plugin's status, or every plugin's in the order they were loaded.
   Result<std::vector<supervisor::Status>> status(std::optional<std::string_view> id) const;
@@ -187,6 +198,7 @@ class Host {
     std::optional<std::string> module_sha256;  // its store's fingerprint of its module
     std::vector<std::string> account_hosts;    // host/accounts/set
     std::optional<std::uint16_t> shared_port;  // host/shared/set
+    std::filesystem::path temp_folder;         // the root temp of its fs/*
   };
   JournalOptions journal_options(const std::string& id) const;
   // The fingerprint given to load() checked against the module as it is now; the error says
@@ -216,6 +228,9 @@ class Host {
   void start_network();
   static policy::EgressGrant egress_of(const Plugin& p);
   void update_project_folders(Plugin& p);
+  // host_agents.cpp: the temporary folder of a plugin (the root temp), made empty; none when
+  // the host has no data folder or cannot make it.
+  std::filesystem::path make_temp_folder(std::string_view id);
   supervisor::SupervisorConfig supervisor_config(const manifest::Manifest& m) const;
   // Why a call to the plugin got no answer (its state and reason now), after its id: "is
   // stopped: stopped after 4 crashes within 5 minutes".
@@ -234,6 +249,10 @@ class Host {
   // The sandboxed plugins' timers fire within their share of this thread; before the plugins,
   // whose runs' timers use it until they end.
   services::TimerPacer timer_pacer_;
+  // The programs of proc/spawn end with their runs, which end before this does.
+  std::unique_ptr<runtime::TreeEnder> own_ender_;
+  std::unique_ptr<runtime::ProcessContext> own_processes_;
+  services::AgentBook agents_;
   services::ServiceContext services_;
   std::shared_ptr<net::Client> net_client_;  // null when the network settings cannot be used
   std::map<std::string, std::unique_ptr<Plugin>, std::less<>> plugins_;

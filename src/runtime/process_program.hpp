@@ -47,8 +47,8 @@ class ProcessProgram final : public Program {
   // than the bound. Before any write.
   void write_first(std::string bytes);
   void write(std::string line, proto::Delivery delivery) override;
-  // Bytes written to it and not yet taken by its input (for tests and benchmarks).
-  std::size_t input_backlog() const;
+  // Bytes written to it and not yet taken by its input.
+  std::size_t input_backlog() const override;
   void stop() override;
   std::optional<int> pid() const override;
   std::optional<std::uint64_t> memory_bytes() const override;

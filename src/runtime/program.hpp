@@ -137,6 +137,9 @@ class Program {
   virtual void write(std::string line, proto::Delivery delivery) = 0;
   // Ends it and everything it started; `exited` follows.
   virtual void stop() = 0;
+  // The bytes written to it that wait to be handed to its input (its process's pipe, its
+  // sandbox's channel): what a service that must not drop its notifications waits on.
+  virtual std::size_t input_backlog() const { return 0; }
   // Its process id, when it is a process that runs.
   virtual std::optional<int> pid() const = 0;
   // The resident memory of it and everything it started, in bytes, when it can be read.

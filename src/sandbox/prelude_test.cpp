@@ -34,7 +34,8 @@ using testing::run_node;
 TEST(Prelude, WhatIsEmbeddedIsTheFilesOfItsFolderJoined) {
   EXPECT_EQ(kPrelude, read(kPreludeDir / "beginning.js") + read(kPreludeDir / "timers.js") +
                           read(kPreludeDir / "text.js") + read(kPreludeDir / "url.js") +
-                          read(kPreludeDir / "net.js") + read(kPreludeDir / "end.js"));
+                          read(kPreludeDir / "net.js") + read(kPreludeDir / "escouade.js") +
+                          read(kPreludeDir / "end.js"));
   EXPECT_EQ(kReadlineModule, read(kPreludeDir / "readline_module.mjs"));
   EXPECT_EQ(kFsModule, read(kPreludeDir / "fs_module.mjs"));
 }

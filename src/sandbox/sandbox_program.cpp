@@ -340,6 +340,10 @@ void SandboxProgram::write(std::string line, proto::Delivery delivery) {
        std::move(line), delivery);
 }
 
+std::size_t SandboxProgram::input_backlog() const {
+  return waiting_.bytes() + (helper_ ? helper_->process().input_backlog() : 0);
+}
+
 void SandboxProgram::decisions_held(std::size_t count) {
   send(static_cast<char>(wire::ToHelper::decisions), wire::count(count), proto::Delivery::kept);
 }

@@ -1,8 +1,10 @@
 #include "services/bind.hpp"
 
 #include "services/files.hpp"
+#include "services/fs.hpp"
 #include "services/log.hpp"
 #include "services/net.hpp"
+#include "services/proc.hpp"
 #include "services/secrets.hpp"
 #include "services/settings.hpp"
 #include "services/timers.hpp"
@@ -17,8 +19,8 @@ using Plugin = std::shared_ptr<ServedPlugin>;
 // The families of methods the host serves, and the kinds of run each is served to. A family
 // absent for a kind is not bound: its methods are answered -32601, as any unknown method is.
 // A sandboxed plugin has no clock of its own to wait on, so the host keeps its timers; a process
-// has one (the schema, net/fetch: "the same for ... timer/*"). fs/* and proc/* join this
-// table with their issues, each with its kinds.
+// has one (the schema, net/fetch: "the same for ... timer/*"). fs/* and proc/* the same: a
+// process has the user's rights already, and reaches files and programs by itself.
 struct Service {
   const char* family;
   bool process;    // run.command
@@ -55,6 +57,14 @@ const Service kServices[] = {
     {"ws", false, true,
      [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
        serve_ws(s, run, ctx.net, p);
+     }},
+    {"fs", false, true,
+     [](rpc::Session& s, RunScope&, const ServiceContext& ctx, const Plugin& p) {
+       if (ctx.fs.workers) serve_fs(s, ctx.fs, p);
+     }},
+    {"proc", false, true,
+     [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
+       if (ctx.proc.workers && ctx.proc.processes) serve_proc(s, run, ctx.proc, p);
      }},
 };
 

@@ -2,8 +2,8 @@
 
 // Binds what the host serves a plugin to one of its rpc sessions, by a table of the families of
 // methods and the kinds of run each is served to (bind.cpp): secrets/get, settings/get,
-// files/read and the log notification to every plugin; timer/set and timer/cancel to a
-// sandboxed plugin (run.js, run.wasm) only. Any other method of the plugin's answers -32601.
+// files/read and the log notification to every plugin; timer/*, net/*, ws/*, fs/* and proc/*
+// to a sandboxed plugin (run.js, run.wasm) only. Any other method of the plugin's answers -32601.
 
 #include <memory>
 #include <string>

@@ -7,14 +7,18 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/workers.hpp"
 #include "journal/journal.hpp"
 #include "journal/masker.hpp"
 #include "manifest/manifest.hpp"
+#include "policy/commands.hpp"
 #include "policy/egress.hpp"
+#include "policy/fs_roots.hpp"
 #include "policy/grants.hpp"
 #include "services/files.hpp"
 
@@ -23,6 +27,9 @@ class Keychain;
 }
 namespace escouade::net {
 class Client;
+}
+namespace escouade::runtime {
+struct ProcessContext;
 }
 
 namespace escouade::services {
@@ -63,12 +70,50 @@ struct NetContext {
   std::string why_none;  // when there is no client: the reason net/* fail with
 };
 
+// A project as the app named it (host/enable): whether it is private, and its folder.
+struct ProjectPlace {
+  bool is_private = true;
+  std::filesystem::path folder;
+};
+
+// The agents the app set (host/agents/set) and the projects it named, which fs/* and proc/spawn
+// judge against. Owned by the host, read and changed on its thread only.
+struct AgentBook {
+  std::map<std::string, policy::Agent, std::less<>> agents;
+  std::map<std::string, ProjectPlace, std::less<>> projects;
+
+  const policy::Agent* find(std::string_view key) const {
+    auto it = agents.find(key);
+    return it == agents.end() ? nullptr : &it->second;
+  }
+};
+
+// fs/* (services/fs.hpp): the judging on the host's thread, the files on the workers.
+struct FsContext {
+  Workers* workers = nullptr;
+  const AgentBook* agents = nullptr;
+};
+
+// proc/* (services/proc.hpp): each program found on its PATH by the workers (the disk), its
+// pipes read on the host's thread, its tree ended by the tree ender of `processes`, whose
+// known children it joins while it runs.
+struct ProcContext {
+  boost::asio::any_io_executor host;
+  Workers* workers = nullptr;
+  runtime::ProcessContext* processes = nullptr;
+  const AgentBook* agents = nullptr;
+  // The environment of a program started for no agent ("K=V"): the app's, as plugins get it.
+  std::vector<std::string> base_env;
+};
+
 struct ServiceContext {
   SecretsContext secrets;
   SettingsContext settings;
   FilesContext files;
   TimersContext timers;
   NetContext net;
+  FsContext fs;
+  ProcContext proc;
 };
 
 // One plugin as the services see it: the manifest of now (its permissions), its journal and
@@ -89,6 +134,15 @@ struct ServedPlugin {
   std::shared_ptr<Journal> journal;
   std::shared_ptr<Masker> masker;
   std::map<std::string, std::filesystem::path, std::less<>> project_folders;
+  // The roots its fs/* may reach (permissions.files) and the programs its proc/spawn may start
+  // (permissions.commands), built once from the manifest: deny by default.
+  policy::FsRoots fs_roots;
+  policy::Commands commands;
+  // Its own temporary folder (the root temp), made by the host under the data folder.
+  std::filesystem::path temp_folder;
+
+  // Whether it is on for `project` (the fence of a private project's agents and folder).
+  bool on_for(std::string_view project) const { return project_folders.contains(project); }
 };
 
 }  // namespace escouade::services

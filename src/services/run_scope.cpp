@@ -14,6 +14,10 @@ bool PluginChannel::open() const {
   return static_cast<bool>(run_) && !session_->closed();
 }
 
+std::size_t PluginChannel::input_backlog() const {
+  return open() ? scope_->input_backlog() : 0;
+}
+
 RunScope::~RunScope() {
   lifeline_.end();
   for (auto& f : on_end_)

@@ -40,13 +40,17 @@ class PluginChannel {
   }
   // Whether the run it was made for still goes on.
   bool open() const;
+  // The bytes sent to the plugin that wait to be written to its input (RunScope's); 0 once the
+  // run has ended.
+  std::size_t input_backlog() const;
 
  private:
   friend class RunScope;
-  PluginChannel(Lifeline::Token run, rpc::Session* session)
-      : run_(std::move(run)), session_(session) {}
+  PluginChannel(Lifeline::Token run, rpc::Session* session, const RunScope* scope)
+      : run_(std::move(run)), session_(session), scope_(scope) {}
   Lifeline::Token run_;
   rpc::Session* session_;
+  const RunScope* scope_;
 };
 
 class RunScope {
@@ -58,7 +62,12 @@ class RunScope {
   RunScope(const RunScope&) = delete;
   RunScope& operator=(const RunScope&) = delete;
 
-  PluginChannel channel() const { return PluginChannel(lifeline_.token(), &session_); }
+  PluginChannel channel() const { return PluginChannel(lifeline_.token(), &session_, this); }
+
+  // How many bytes sent to the plugin wait to be written to its input (its Program's), for a
+  // service that slows what it sends rather than drop it (proc/out). Set by the supervisor.
+  void set_input_backlog(std::function<std::size_t()> f) { backlog_ = std::move(f); }
+  std::size_t input_backlog() const { return backlog_ ? backlog_() : 0; }
 
   // Keeps `thing` until the run ends (or until release() gives it back); returns it.
   template <class T>
@@ -88,6 +97,7 @@ class RunScope {
   rpc::Session& session_;
   std::vector<Held> held_;
   std::vector<std::function<void()>> on_end_;
+  std::function<std::size_t()> backlog_;
   bool ready_ = false;
   Lifeline lifeline_;
 };

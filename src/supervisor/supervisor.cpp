@@ -300,6 +300,7 @@ bool Supervisor::start() {
   session_->set_notice(lifeline_.guard([this](std::string_view s) { journal_.info(s); }));
   session_->set_max_in_flight(kCallsInFlight);
   run_ = std::make_unique<services::RunScope>(*session_);
+  run_->set_input_backlog([program = program_.get()] { return program->input_backlog(); });
   if (binder_) binder_(*session_, *run_);
 
   runtime::ProgramEvents events;

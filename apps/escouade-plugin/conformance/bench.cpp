@@ -200,13 +200,22 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     processes.reaper = &*reaper;
     processes.known_children.insert(reaper->pid());
   }
+  // The bench names no agent: fs/* of an agent's roots and proc/spawn for an agent are refused
+  // as the host refuses an agent the app did not set, which a plugin must bear. Its temporary
+  // folder is the bench's own, and a program it starts gets the bench's environment.
+  services::AgentBook agents;
+  std::vector<std::string> base_env;
+  for (char** e = environ; e && *e; ++e)
+    base_env.emplace_back(*e);
   services::ServiceContext services{{loop.executor(), &workers, keychain.get()},
                                     {&workers, &settings},
                                     {&workers},
                                     {loop.executor(), &steady_clock()},
                                     // The bench sends nothing off the machine: a plugin's
                                     // net/* is answered failed, which it must bear.
-                                    {nullptr, "the conformance bench gives no network"}};
+                                    {nullptr, "the conformance bench gives no network"},
+                                    {&workers, &agents},
+                                    {loop.executor(), &workers, &processes, &agents, base_env}};
   auto served = std::make_shared<services::ServedPlugin>();
   served->manifest = *m;
   served->grants = policy::Grants(*m);
@@ -214,6 +223,10 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   served->folder = services::OwnFolder::open(m->folder);
   served->journal = journal;
   served->masker = masker;
+  served->fs_roots = policy::FsRoots(m->permissions.files);
+  served->commands = policy::Commands(m->permissions.commands);
+  served->temp_folder = scratch.path() / "temp";
+  fs::create_directories(served->temp_folder, ec);
 
   // The host's own routing factory: processes for run.command, the sandbox for run.js and run.wasm.
   runtime::ProcessProgramFactory process_programs(loop.executor(), processes);

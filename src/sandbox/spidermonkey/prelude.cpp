@@ -10,7 +10,7 @@ namespace {
 
 const std::string kWhole = std::string(kPreludeBeginning) + std::string(kTimersPart) +
                            std::string(kTextPart) + std::string(kUrlPart) + std::string(kNetPart) +
-                           std::string(kPreludeEnd);
+                           std::string(kEscouadePart) + std::string(kPreludeEnd);
 
 }  // namespace
 

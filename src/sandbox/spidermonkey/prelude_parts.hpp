@@ -29,6 +29,10 @@ extern const std::string_view kUrlPart;
 // net/credit, net/cancel and ws/*; adds to ownInputs and keepers (docs/network.md, "In run.js").
 extern const std::string_view kNetPart;
 
+// escouade.fs and escouade.proc over fs/* and proc/*; adds to ownInputs and keepers
+// (docs/files-and-programs.md, "In run.js").
+extern const std::string_view kEscouadePart;
+
 // The globals given to the bundle, and the function the host calls with each line. })
 extern const std::string_view kPreludeEnd;
 

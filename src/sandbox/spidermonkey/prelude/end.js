@@ -11,7 +11,7 @@
   const globals = {
     process, console, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval,
     TextEncoder, TextDecoder, URL, URLSearchParams,
-    fetch, Headers, Request, Response, AbortController, AbortSignal, WebSocket,
+    fetch, Headers, Request, Response, AbortController, AbortSignal, WebSocket, escouade,
   };
   if (globalThis.DOMException === undefined) globals.DOMException = DOMExceptionOf;
   for (const [name, value] of Object.entries(globals))
