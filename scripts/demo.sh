@@ -6,7 +6,8 @@
 #      the journals' last lines;
 #   2. plugins run inside Escouade, in its sandbox: the guard in JavaScript (run.js) and built
 #      to WebAssembly (run.wasm), and a run.js plugin whose decide handler never ends, stopped
-#      at its limit, with the journal's reason;
+#      at its limit, with the journal's reason; a run.js plugin that notes what git says of an
+#      agent's repository, under it (fs/* and proc/*);
 #   3. the conformance bench (escouade-plugin test) on each example, and on a plugin that
 #      answers too slowly;
 #   4. what a call and a decision cost, beside a raw pipe round trip measured now.
@@ -85,11 +86,44 @@ TEXT
 
 cat <<'TEXT'
 
+   A run.js plugin that reaches an agent's repository and runs git through Escouade:
+   dev.escouade.repo-notes (examples/repo-notes) declares "files": {"agentRepo": "write"} and
+   "commands": ["git status --porcelain", "git log *"], nothing else. The app tells the host
+   where the agent works (host/agents/set); when the agent's turn ends the plugin runs both
+   git commands (word for word, no shell) and writes its note under the repository.
+TEXT
+repo="$work/repo"
+mkdir -p "$repo"
+git_demo() {
+  GIT_AUTHOR_NAME=Ana GIT_AUTHOR_EMAIL=ana@example.com GIT_COMMITTER_NAME=Ana \
+    GIT_COMMITTER_EMAIL=ana@example.com git -C "$repo" "$@"
+}
+git_demo init -q
+echo "total = sum(lines)" >"$repo/invoice.py"
+git_demo add invoice.py
+git_demo commit -q -m "Invoices: the total of the lines"
+echo "tax = 0.2" >"$repo/tax.py"
+cat >"$work/files.jsonl" <<JSON
+{"comment": "The app says where agent a1 works (host/agents/set)"}
+{"agent": {"key": "a1", "project": "billing", "roots": {"agent": "$repo", "agentRepo": "$repo"}, "env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}}}
+{"comment": "a1's turn ends: repo-notes runs git status --porcelain and git log, then writes its note"}
+{"fact": {"name": "turn.ended", "agent": {"id": "a1", "name": "Ana"}, "data": {"end": "done"}}}
+{"wait": 1500}
+{"journal": {"id": "dev.escouade.repo-notes", "lines": 6}}
+JSON
+"$cli" run "$examples/repo-notes" --project billing --data-dir "$work/files-data" \
+  --scenario "$work/files.jsonl"
+echo
+echo "   The note it wrote, $repo/ESCOUADE-NOTES.md:"
+sed 's/^/   | /' "$repo/ESCOUADE-NOTES.md"
+
+cat <<'TEXT'
+
 == 3. The conformance bench: escouade-plugin test <folder> plays Escouade's side against a
    plugin and tells, check by check, whether it keeps to protocol 1. First the examples, the
    run.js and run.wasm guards in the sandbox as the host runs them:
 TEXT
-for example in guard fact-journal notifier guard-js guard-wasm slack; do
+for example in guard fact-journal notifier guard-js guard-wasm slack repo-notes; do
   echo
   "$cli" test "$examples/$example"
 done

@@ -200,13 +200,22 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
     processes.reaper = &*reaper;
     processes.known_children.insert(reaper->pid());
   }
-  // The bench names no agent: fs/* of an agent's roots and proc/spawn for an agent are refused
-  // as the host refuses an agent the app did not set, which a plugin must bear. Its temporary
-  // folder is the bench's own, and a program it starts gets the bench's environment.
-  services::AgentBook agents;
+  // The agent of the bench's facts (bench-agent-1, in bench-project, where the plugin is on)
+  // has empty folders of the bench's own for its roots and the bench's environment: a plugin's
+  // fs/* and proc/spawn for it run for real, beneath them. Its temporary folder is the bench's
+  // too.
   std::vector<std::string> base_env;
   for (char** e = environ; e && *e; ++e)
     base_env.emplace_back(*e);
+  services::AgentBook agents;
+  {
+    const fs::path a = scratch.path() / "agent";
+    for (const char* d : {"worktree", "repo", "home", "project"})
+      fs::create_directories(a / d, ec);
+    agents.projects["bench-project"] = services::ProjectPlace{false, a / "project"};
+    agents.agents["bench-agent-1"] = policy::Agent{"bench-agent-1", "bench-project", a / "worktree",
+                                                   a / "repo",      a / "home",      base_env};
+  }
   services::ServiceContext services{{loop.executor(), &workers, keychain.get()},
                                     {&workers, &settings},
                                     {&workers},
@@ -226,6 +235,7 @@ Result<BenchReport> run_bench(const BenchOptions& options) {
   served->fs_roots = policy::FsRoots(m->permissions.files);
   served->commands = policy::Commands(m->permissions.commands);
   served->temp_folder = scratch.path() / "temp";
+  served->project_folders["bench-project"] = scratch.path() / "agent" / "project";
   fs::create_directories(served->temp_folder, ec);
 
   // The host's own routing factory: processes for run.command, the sandbox for run.js and run.wasm.

@@ -22,7 +22,7 @@ struct Named {
   std::string_view name;
   StepKind kind;
 };
-constexpr std::array<Named, 13> kSteps{{
+constexpr std::array<Named, 14> kSteps{{
     {"fact", StepKind::fact},
     {"decide", StepKind::decide},
     {"call", StepKind::call},
@@ -34,6 +34,7 @@ constexpr std::array<Named, 13> kSteps{{
     {"journal", StepKind::journal},
     {"secret", StepKind::secret},
     {"settings", StepKind::settings},
+    {"agent", StepKind::agent},
     {"comment", StepKind::comment},
     {"help", StepKind::help},
 }};
@@ -193,6 +194,18 @@ Result<json::value> normalize(StepKind kind, json::value arg, const ParseContext
       auto id = plugin_id(member(o, "id"), "settings.id", ctx);
       if (!id) return id.error();
       o["id"] = *id;
+      return arg;
+    }
+    case StepKind::agent: {
+      if (!arg.is_object()) return bad("agent: expected an object {key, project, roots, env?}");
+      auto& o = arg.get_object();
+      if (auto r = need_string(o, "key", where); !r) return r.error();
+      if (auto r = need_string(o, "project", where); !r) return r.error();
+      const json::value* roots = member(o, "roots");
+      if (!roots || !roots->is_object())
+        return bad("agent.roots: required, an object {agent?, agentRepo?, agentHome?} of paths");
+      if (const json::value* env = member(o, "env"); env && !env->is_object())
+        return bad("agent.env: an object of variable name to value");
       return arg;
     }
     case StepKind::comment:

@@ -27,6 +27,7 @@ enum class StepKind {
   journal,      // arg: {id, lines}
   secret,       // arg: {id, key, value}
   settings,     // arg: {id, values}
+  agent,        // arg: {key, project, roots, env?}: host/agents/set
   comment,      // arg: the text
   help,         // the short forms, for typing
 };

@@ -66,6 +66,12 @@ TEST(Scenario, JsonStepsOfEveryKind) {
   EXPECT_EQ(parsed(R"({"secret": {"key": "token", "value": "s3"}})").arg.at("id"),
             "dev.example.guard");
   EXPECT_EQ(parsed(R"({"settings": {"values": {"channel": "#x"}}})").kind, StepKind::settings);
+  Step agent = parsed(
+      R"({"agent": {"key": "a1", "project": "p1", "roots": {"agentRepo": "/w/repo"}, "env": {"PATH": "/usr/bin"}}})");
+  EXPECT_EQ(agent.kind, StepKind::agent);
+  EXPECT_EQ(agent.arg.at("roots").at("agentRepo"), "/w/repo");
+  EXPECT_NE(error_of(R"({"agent": {"key": "a1", "project": "p1"}})", kTwo).find("agent.roots"),
+            std::string::npos);
   EXPECT_EQ(parsed(R"({"comment": "The guard"})").arg, "The guard");
   EXPECT_EQ(parsed(R"({"await": {"state": "running"}})").arg.at("id"), "dev.example.guard");
 }

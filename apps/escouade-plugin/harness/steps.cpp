@@ -105,6 +105,7 @@ asio::awaitable<void> RunSession::run_step(const Step& step) {
     case StepKind::restart:
     case StepKind::secret:
     case StepKind::settings:
+    case StepKind::agent:
       ++steps_;
       co_return co_await simple(step);
   }
@@ -329,6 +330,9 @@ asio::awaitable<void> RunSession::simple(const Step& step) {
     if (step.kind == StepKind::secret) {
       print_.step("secret " + text(at(step.arg, "id")) + ":" + text(at(step.arg, "key")));
       a = co_await typed_step<method::HostSecretsSet>(step.arg);
+    } else if (step.kind == StepKind::agent) {
+      print_.step("agent " + text(at(step.arg, "key")) + " in " + text(at(step.arg, "project")));
+      a = co_await typed_step<method::HostAgentsSet>(step.arg);
     } else {
       print_.step("settings " + text(at(step.arg, "id")) + " " + text(at(step.arg, "values")));
       a = co_await typed_step<method::HostSettingsSet>(step.arg);

@@ -59,6 +59,25 @@ async function note(fact) {
   }
 }
 
+// One note at a time (Escouade runs 4 programs of a plugin at once at most): the turns that end
+// while one is being noted are noted once after it, with what git says then.
+let running = null;
+const waitingFacts = new Map();  // agent -> its last fact not noted yet
+function queue(fact) {
+  const agent = fact.agent && fact.agent.id;
+  if (!agent) return;
+  waitingFacts.set(agent, fact);
+  if (running) return;
+  running = (async () => {
+    while (waitingFacts.size) {
+      const [key, next] = waitingFacts.entries().next().value;
+      waitingFacts.delete(key);
+      await note(next);
+    }
+    running = null;
+  })();
+}
+
 const indent = (s) => s.split('\n').map((l) => `    ${l}`).join('\n');
 
 function handle(m) {
@@ -78,7 +97,7 @@ function handle(m) {
       send({ jsonrpc: '2.0', id: m.id, result: null });
       return process.exit(0);
     case 'events/fact':
-      if (m.params && m.params.name === 'turn.ended') note(m.params);
+      if (m.params && m.params.name === 'turn.ended') queue(m.params);
       return;
     default:
       if (m.id !== undefined)
