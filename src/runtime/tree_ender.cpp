@@ -46,14 +46,37 @@ void TreeEnder::end_orphans(std::set<int>& known_children, std::function<void()>
   orphan_round(known_children, 0, std::move(then));
 }
 
+int TreeEnder::start_child(const std::function<int()>& spawn) {
+  std::lock_guard lock(gate_);
+  const int pid = spawn();
+  if (pid > 0) starting_.insert(pid);
+  return pid;
+}
+
+void TreeEnder::adopted(int pid) {
+  std::lock_guard lock(gate_);
+  starting_.erase(pid);
+}
+
+std::set<int> TreeEnder::known_now(const std::set<int>& known) const {
+  std::set<int> all = known;
+  all.insert(starting_.begin(), starting_.end());
+  return all;
+}
+
 void TreeEnder::orphan_round(std::set<int>& known, int round, std::function<void()> then) {
   std::vector<int> orphans;
-  if (round < kOrphanRounds) {
-    for (int pid : platform::adopted_orphans(known))
-      if (!ending_.count(pid)) orphans.push_back(pid);
+  {
+    // No child is being started meanwhile, and those started are not adopted yet count.
+    std::lock_guard lock(gate_);
+    const std::set<int> seen = known_now(known);
+    if (round < kOrphanRounds) {
+      for (int pid : platform::adopted_orphans(seen))
+        if (!ending_.count(pid)) orphans.push_back(pid);
+    }
+    if (orphans.empty()) platform::reap_adopted(seen);
   }
   if (orphans.empty()) {
-    platform::reap_adopted(known);
     if (then) then();
     return;
   }
@@ -72,7 +95,10 @@ void TreeEnder::orphan_round(std::set<int>& known, int round, std::function<void
           known.erase(pid);
           ending_.erase(pid);
         }
-        platform::reap_adopted(known);
+        {
+          std::lock_guard lock(gate_);
+          platform::reap_adopted(known_now(known));
+        }
         orphan_round(known, round + 1, std::move(then));
       });
 }

@@ -11,6 +11,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -42,11 +43,24 @@ class TreeEnder {
   // on the host's thread, once no orphan is left (or after the last round).
   void end_orphans(std::set<int>& known_children, std::function<void()> then);
 
+  // Starts a child off the host's thread (proc/spawn's programs): `spawn` forks and returns the
+  // child's pid (<= 0: none). A child of the host that is not in known_children is taken for an
+  // orphan by the rounds above, so `spawn` runs while no round looks, and its pid counts as
+  // known until adopted(pid), once the host's thread has put it in known_children. Any thread.
+  int start_child(const std::function<int()>& spawn);
+  // On the host's thread, once `pid` (from start_child) is in known_children, or reaped.
+  void adopted(int pid);
+
  private:
   void orphan_round(std::set<int>& known_children, int round, std::function<void()> then);
+  // known_children and the children being started: what the rounds leave alone.
+  std::set<int> known_now(const std::set<int>& known_children) const;
 
   Workers workers_;
   std::set<int> ending_;  // orphans being ended now
+  // Held by start_child while it forks and by each round while it looks at the host's children.
+  mutable std::mutex gate_;
+  std::set<int> starting_;  // started by start_child, not adopted yet (under gate_)
 };
 
 }  // namespace escouade::runtime

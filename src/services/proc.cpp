@@ -1,5 +1,6 @@
 #include "services/proc.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +116,16 @@ std::string take_text(std::string& carry, std::string_view piece, bool at_end) {
   return data;
 }
 
+// proc/write to a program that closed its input or ended must be an EPIPE for that write, never a
+// SIGPIPE that ends the host: as runtime::ProcessProgram does at each start, SIGPIPE is ignored
+// when it is at its default (escouade-host ignores it itself; a handler installed is left alone).
+void ignore_default_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+      !(current.sa_flags & SA_SIGINFO))
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
 struct Program {
   std::int64_t id = 0;
   std::string line;  // its command, as the journal says it
@@ -163,7 +174,9 @@ class RunPrograms {
     std::string where;                 // "in /w/repo (agent \"a1\")", for the journal
   };
   Result<Launch> prepare(const proto::ProcSpawnParams& p) const;
-  void start(Launch launch, std::string found, rpc::Reply<method::ProcSpawn>& reply);
+  static platform::SpawnRequest request(const Launch& launch, const std::string& found);
+  void started(Launch launch, Result<platform::Spawned> spawned,
+               rpc::Reply<method::ProcSpawn>& reply);
   asio::awaitable<void> run(ProgramPtr p);
   asio::awaitable<void> pump(ProgramPtr p, int which);
   asio::awaitable<void> watch_end(ProgramPtr p);
@@ -262,6 +275,12 @@ Result<RunPrograms::Launch> RunPrograms::prepare(const proto::ProcSpawnParams& p
   return launch;
 }
 
+// What a worker did: the file found on the PATH, and the child started from it.
+struct Started {
+  std::optional<std::string> found;
+  Result<platform::Spawned> child = make_error(ErrorCode::failed, "not started");
+};
+
 void RunPrograms::spawn(const proto::ProcSpawnParams& p, rpc::Reply<method::ProcSpawn> reply) {
   auto launch = prepare(p);
   if (!launch) return answer_error("proc/spawn", launch.error(), reply);
@@ -272,38 +291,62 @@ void RunPrograms::spawn(const proto::ProcSpawnParams& p, rpc::Reply<method::Proc
                 " programs already run, the most a plugin may have at once; one must end first"),
         reply);
   }
+  ignore_default_sigpipe();
   ++starting_;
   auto held = std::make_shared<rpc::Reply<method::ProcSpawn>>(std::move(reply));
   auto shared = std::make_shared<Launch>(std::move(*launch));
+  runtime::TreeEnder* ender = ctx_.processes->ender;
+  // Found and started off the host's thread: the lookup reads the disk, and the start waits for
+  // the program's exec. Without a tree ender (a host of tests), only the lookup: the start then
+  // runs on the host's thread, where the rounds of orphans run too.
   ctx_.workers->run(
       plugin_->manifest.id,
-      [name = p.command, folders = shared->folders] { return find_program(name, folders); },
-      lifeline_.guard([this, held, shared](std::optional<std::string> found) {
+      [shared, ender] {
+        Started s;
+        s.found = find_program(shared->argv[0], shared->folders);
+        if (s.found && ender) {
+          ender->start_child([&] {
+            s.child = platform::spawn(request(*shared, *s.found));
+            return s.child ? s.child->pid : -1;
+          });
+        }
+        return s;
+      },
+      [this, alive = lifeline_.token(), held, shared, ender](Started s) mutable {
+        if (!alive || !channel_.open()) {
+          // The run ended meanwhile: the child goes at once, with its tree.
+          if (s.child && ender) {
+            platform::close_fds(*s.child);
+            // Known as starting until reaped there, so that no round of orphans takes it.
+            ender->end_and_reap(s.child->pid, [ender, pid = s.child->pid] { ender->adopted(pid); });
+          }
+          return;
+        }
         --starting_;
-        if (!found) {
+        if (!s.found) {
           std::string path;
           for (const auto& f : shared->folders)
             path += (path.empty() ? "" : ":") + f;
           return answer_error(
               "proc/spawn",
-              failed(quote_name(shared->argv[0]) + " is not found on the PATH (" + path + ")"),
-              *held);
+              failed(word(shared->argv[0]) + " is not found on the PATH (" + path + ")"), *held);
         }
-        start(std::move(*shared), std::move(*found), *held);
-      }));
+        if (!ender) s.child = platform::spawn(request(*shared, *s.found));
+        started(std::move(*shared), std::move(s.child), *held);
+      });
 }
 
-void RunPrograms::start(Launch launch, std::string found, rpc::Reply<method::ProcSpawn>& reply) {
-  if (!channel_.open()) return;
+platform::SpawnRequest RunPrograms::request(const Launch& launch, const std::string& found) {
   platform::SpawnRequest req;
   req.argv = launch.argv;
-  req.executable = found;
+  req.executable = found;  // exactly the file found: PATH is not searched again
   req.cwd = launch.cwd;
   req.env = launch.env;
-  // Started on the host's thread, as the plugins' own programs are: the host reaps the orphans
-  // it adopts, every child not in known_children, so a child must be known from the moment it
-  // exists (clone with CLONE_VFORK: this thread waits until the exec only).
-  auto spawned = platform::spawn(req);
+  return req;
+}
+
+void RunPrograms::started(Launch launch, Result<platform::Spawned> spawned,
+                          rpc::Reply<method::ProcSpawn>& reply) {
   const std::string line =
       command_line(launch.argv[0], {launch.argv.begin() + 1, launch.argv.end()});
   if (!spawned)
@@ -315,6 +358,7 @@ void RunPrograms::start(Launch launch, std::string found, rpc::Reply<method::Pro
   p->child = *spawned;
   auto& known = *ctx_.processes;
   known.known_children.insert(p->child.pid);
+  if (known.ender) known.ender->adopted(p->child.pid);
   if (known.reaper) {
     const int pipes[] = {p->child.stdin_fd, p->child.stdout_fd, p->child.stderr_fd};
     (void)known.reaper->add(p->child.pid, pipes);
