@@ -40,9 +40,6 @@ using Descriptor = asio::posix::stream_descriptor;
 
 namespace {
 
-// After a program ended and its tree was ended, how long its pipes may stay open (held by
-// something that left its tree) before its end is told anyway.
-constexpr std::chrono::milliseconds kLinger{2000};
 // While the plugin has more than kProcOutWindow bytes waiting for its input, how often to look
 // again whether it took them.
 constexpr std::chrono::milliseconds kBacklogPoll{5};
@@ -139,10 +136,11 @@ struct Program {
   std::string writing;
   bool input_closing = false;  // close asked: its input ends once `input` is written
   bool input_closed = false;
-  bool killed = false;  // proc/kill: its code is null
-  bool reaped = false;  // its pid is no longer its own (or the run's end took it over)
-  bool ended = false;   // its end was seen
-  bool gone = false;    // the run ended: nothing more is said of it
+  bool killed = false;       // proc/kill: its code is null
+  bool reaped = false;       // its pid is no longer its own (or the run's end took it over)
+  bool ended = false;        // its end was seen
+  bool tree_ending = false;  // its leader ended: its tree is being ended, then it is reaped
+  bool gone = false;         // the run ended: nothing more is said of it
   std::optional<platform::ExitStatus> status;
 };
 using ProgramPtr = std::shared_ptr<Program>;
@@ -437,6 +435,7 @@ asio::awaitable<void> RunPrograms::watch_end(ProgramPtr p) {
   // own (not reaped) until its tree is ended.
   asio::steady_timer done(ctx_.host, asio::steady_timer::time_point::max());
   // The frame waits on `done` until this runs, whatever happened meanwhile.
+  p->tree_ending = true;
   end_tree(p->child.pid, [&done] { done.cancel(); });
   co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
   if (p->gone) co_return;
@@ -445,7 +444,7 @@ asio::awaitable<void> RunPrograms::watch_end(ProgramPtr p) {
   p->ended = true;
   forget(p->child.pid);
   // Something that left its tree may still hold its pipes: told anyway after a bound.
-  p->linger = std::make_unique<asio::steady_timer>(ctx_.host, kLinger);
+  p->linger = std::make_unique<asio::steady_timer>(ctx_.host, ctx_.processes->linger);
   p->linger->async_wait([p](boost::system::error_code ec) {
     if (ec || p->gone) return;
     boost::system::error_code ignored;
@@ -570,7 +569,9 @@ void RunPrograms::kill(const proto::ProcRef& k, rpc::Reply<method::ProcKill> rep
                             : invalid("params.proc: no program " + std::to_string(k.proc)),
                         reply);
   }
-  if (!p->ended && !p->killed) {
+  // Once its leader ended its tree is already being ended and its pid soon reaped: a second
+  // kill_tree could reach a pid given to another process.
+  if (!p->ended && !p->killed && !p->tree_ending) {
     p->killed = true;
     plugin_->journal->info("proc/kill program " + std::to_string(p->id) + " (" + p->line + ")");
     // The whole tree; its end then comes by the pidfd, and proc/exit with a null code.
