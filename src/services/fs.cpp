@@ -1,7 +1,9 @@
 #include "services/fs.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/base64.hpp"
@@ -127,6 +129,18 @@ Error from_beneath(const Call& call, const platform::BeneathError& e) {
   return call.error(ErrorCode::failed, e.reason);
 }
 
+// The roots a worker opens: the start root (first), then those of the others that exist. A root
+// the app set whose folder is not there (an agentHome not made yet: the host keeps such roots)
+// holds nothing a link could lead to, and must not make the agent's other roots unreachable.
+std::vector<platform::RootSpec> present_roots(const std::vector<platform::RootSpec>& roots) {
+  std::vector<platform::RootSpec> out;
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    std::error_code ec;
+    if (i == 0 || std::filesystem::is_directory(roots[i].path, ec)) out.push_back(roots[i]);
+  }
+  return out;
+}
+
 template <class Reply>
 void fail(ServedPlugin& plugin, const Error& e, Reply& reply) {
   plugin.journal->warn(e.message);
@@ -143,7 +157,7 @@ void serve_one(const FsContext& ctx, const std::shared_ptr<ServedPlugin>& plugin
   ctx.workers->run(
       plugin->manifest.id,
       [shared, work = std::move(work)] {
-        auto roots = platform::BeneathRoots::open(shared->roots);
+        auto roots = platform::BeneathRoots::open(present_roots(shared->roots));
         using Out = decltype(work(*roots, *shared));
         if (!roots) return Out(from_beneath(shared->call, roots.error()));
         return work(*roots, *shared);
