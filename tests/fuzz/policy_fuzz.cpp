@@ -12,6 +12,13 @@
 //   4: 16 bytes of an IPv6 address: one that carries an IPv4 (mapped, compatible, NAT64, 6to4)
 //      of this machine or of the local network is never public; a name read as an IPv4 reads
 //      back the same
+//   5: a byte of flags (root given, which root, write) then a path for FsRoots::judge: what it
+//      lets through starts at a declared root, never writes a read root, and its relative part
+//      holds no "..", "~", empty part, backslash or leading '/'; an absolute path lies under
+//      the root it was given to
+//   6: a command and its arguments split by 0xFF bytes, for Commands::refusal against "git
+//      status --porcelain" and "git log *", then each word as an env name: what runs is one of
+//      the entries word for word, and PATH, LD_* and ESCOUADE_* are never set
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
@@ -25,7 +32,9 @@
 #include <vector>
 
 #include "journal/masker.hpp"
+#include "policy/commands.hpp"
 #include "policy/egress.hpp"
+#include "policy/fs_roots.hpp"
 #include "policy/paths.hpp"
 #include "policy/secret_keys.hpp"
 
@@ -121,12 +130,96 @@ void check_address(std::string_view bytes) {
   }
 }
 
+void check_fs_path(std::string_view material) {
+  using escouade::manifest::FileAccess;
+  using escouade::manifest::FsRoot;
+  if (material.empty()) return;
+  const auto flags = static_cast<unsigned char>(material[0]);
+  static const escouade::policy::FsRoots roots(
+      {{FsRoot::agent, FileAccess::read}, {FsRoot::agent_repo, FileAccess::write},
+       {FsRoot::temp, FileAccess::write}});
+  static const escouade::policy::Agent agent{
+      "a1", "p1", "/w/wt/a1", "/w/wt/a1/repo", "/w/home/a1", {"PATH=/usr/bin"}};
+  const FsRoot kRoots[] = {FsRoot::plugin, FsRoot::agent, FsRoot::agent_repo, FsRoot::agent_home,
+                           FsRoot::temp};
+  escouade::policy::FsRequest request;
+  request.agent = "a1";
+  if (flags & 1) request.root = kRoots[(flags >> 1) % 5];
+  request.write = (flags & 0x10) != 0;
+  request.path = std::string(material.substr(1));
+  auto t = roots.judge(request, &agent, escouade::policy::ProjectFence{false, true},
+                       {"/w/plugin", "/w/temp"});
+  if (!t) return;
+  if (t->roots.empty() || t->roots[0].root != t->root) broken();
+  if (t->root == FsRoot::plugin || t->root == FsRoot::agent_home) broken();  // not declared
+  if (request.write && (t->root == FsRoot::agent || !t->roots[0].writable)) broken();
+  const std::string& rel = t->relative;
+  if (!rel.empty() && (rel.front() == '/' || rel.back() == '/')) broken();
+  if (rel.find("//") != std::string::npos || rel.find('\\') != std::string::npos) broken();
+  std::size_t at = 0;
+  while (at <= rel.size() && !rel.empty()) {
+    const std::size_t end = std::min(rel.find('/', at), rel.size());
+    const std::string_view part = std::string_view(rel).substr(at, end - at);
+    if (part == ".." || part == "." || part == "~" || part.empty()) broken();
+    at = end + 1;
+  }
+  if (!rel.empty() && rel[0] == '~') broken();
+  if (!request.root) {
+    // An absolute path lies under the folder of the root it was given to, its "." and empty
+    // parts dropped, and `relative` is the rest of it.
+    std::string path;
+    std::size_t from = 0;
+    while (from < request.path.size()) {
+      const std::size_t end = std::min(request.path.find('/', from), request.path.size());
+      const std::string_view part = std::string_view(request.path).substr(from, end - from);
+      if (!part.empty() && part != ".") path += "/" + std::string(part);
+      from = end + 1;
+    }
+    const std::string folder = t->roots[0].folder.string();
+    if (path != folder + (rel.empty() ? "" : "/" + rel)) broken();
+  }
+}
+
+void check_command(std::string_view material) {
+  std::vector<std::string> words;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t cut = material.find('\xff', at);
+    words.emplace_back(material.substr(at, cut == std::string_view::npos ? cut : cut - at));
+    if (cut == std::string_view::npos) break;
+    at = cut + 1;
+  }
+  static const escouade::policy::Commands commands(
+      {{"git status --porcelain", {"git", "status", "--porcelain"}, false},
+       {"git log *", {"git", "log"}, true}});
+  const std::vector<std::string> args(words.begin() + 1, words.end());
+  if (!commands.refusal(words[0], args)) {
+    const bool status = args == std::vector<std::string>{"status", "--porcelain"};
+    const bool log = !args.empty() && args[0] == "log";
+    if (words[0] != "git" || !(status || log)) broken();
+    if (escouade::policy::program_name_refusal(words[0])) broken();
+  }
+  for (const auto& name : words) {
+    if (escouade::policy::env_entry_form_problem(name, "x") || escouade::policy::env_refusal(name))
+      continue;
+    const std::string up = [&] {
+      std::string u(name);
+      for (auto& c : u)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return u;
+    }();
+    if (up == "PATH" || up.starts_with("LD_") || up.starts_with("DYLD_") ||
+        up.starts_with("ESCOUADE_") || up == "NODE_OPTIONS" || up.starts_with("GIT_CONFIG"))
+      broken();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 7) {
     case 0:
       check_path(rest);
       break;
@@ -139,8 +232,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 3:
       check_url(rest);
       break;
-    default:
+    case 4:
       check_address(rest);
+      break;
+    case 5:
+      check_fs_path(rest);
+      break;
+    default:
+      check_command(rest);
       break;
   }
   return 0;
