@@ -111,8 +111,13 @@ Result<Judged> judge(const FsContext& ctx, const ServedPlugin& plugin, const cha
 // Why the file could not be reached, with the code the method answers.
 Error from_beneath(const Call& call, const platform::BeneathError& e) {
   using K = platform::BeneathFailure;
+  // fs/write and fs/canon have no notFound in the schema: what is missing on their way (a root's
+  // folder not made yet, a part that is a file) is a failure there.
+  const std::string_view method = call.method;
+  const bool answers_not_found = method != "fs/write" && method != "fs/canon";
   switch (e.kind) {
     case K::missing:
+      if (!answers_not_found) break;
       return call.error(ErrorCode::not_found, e.reason);
     case K::escapes:
     case K::link_loop:
