@@ -151,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
         RefusalCase{"UnderThePluginFolder", absolute("/p/plugin/x"), kRefused, kUnderNone},
         RefusalCase{"WriteUnderReadRoot", absolute("/work/repos/r/x", true), kRefused,
                     "lands in agentRepo, which is given for reading only"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& p) { return std::string(p.param.name); });
 
 TEST(FsRoots, GrantsNothingMadeFromNothing) {
   const FsRoots none;

@@ -205,14 +205,14 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
         [limit](const platform::BeneathRoots& roots, const Judged& j) {
           return lift(j, roots.read(j.start, j.relative, limit));
         },
-        [](ServedPlugin& plugin, const Judged& j, platform::FsRead& read, auto& reply) {
-          plugin.journal->debug(j.call.what + ": " + std::to_string(read.bytes.size()) + " bytes");
+        [](ServedPlugin& served, const Judged& j, platform::FsRead& read, auto& out) {
+          served.journal->debug(j.call.what + ": " + std::to_string(read.bytes.size()) + " bytes");
           proto::FsReadResult result;
           if (is_valid_utf8(read.bytes))
             result.text = std::move(read.bytes);
           else
             result.data_base64 = base64_encode(read.bytes);
-          reply.result(result);
+          out.result(result);
         });
   });
 
@@ -244,11 +244,11 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
         [data = std::move(data), append](const platform::BeneathRoots& roots, const Judged& j) {
           return lift(j, roots.write(j.start, j.relative, data, append));
         },
-        [append](ServedPlugin& plugin, const Judged& j, platform::FsWritten& w, auto& reply) {
+        [append](ServedPlugin& served, const Judged& j, platform::FsWritten& w, auto& out) {
           // The path and the size, never the content.
-          plugin.journal->info(j.call.what + ": " + std::to_string(w.bytes) + " bytes " +
+          served.journal->info(j.call.what + ": " + std::to_string(w.bytes) + " bytes " +
                                (append ? "appended to " : "written to ") + quote_name(w.real_path));
-          reply.result(proto::FsWriteResult{w.real_path, static_cast<std::int64_t>(w.bytes)});
+          out.result(proto::FsWriteResult{w.real_path, static_cast<std::int64_t>(w.bytes)});
         });
   });
 
@@ -260,14 +260,14 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
         [](const platform::BeneathRoots& roots, const Judged& j) {
           return lift(j, roots.stat(j.start, j.relative));
         },
-        [](ServedPlugin&, const Judged&, platform::FsStat& s, auto& reply) {
+        [](ServedPlugin&, const Judged&, platform::FsStat& s, auto& out) {
           proto::FsStatResult result;
           result.kind = s.kind == platform::FsKind::file  ? proto::FsStatResultKind::file
                         : s.kind == platform::FsKind::dir ? proto::FsStatResultKind::dir
                                                           : proto::FsStatResultKind::other;
           result.bytes = static_cast<std::int64_t>(s.bytes);
           result.modified = s.modified_ms;
-          reply.result(result);
+          out.result(result);
         });
   });
 
@@ -279,7 +279,7 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
         [](const platform::BeneathRoots& roots, const Judged& j) {
           return lift(j, roots.list(j.start, j.relative, kMaxListEntries));
         },
-        [](ServedPlugin&, const Judged&, platform::FsListing& l, auto& reply) {
+        [](ServedPlugin&, const Judged&, platform::FsListing& l, auto& out) {
           proto::FsListResult result;
           result.truncated = l.truncated;
           result.entries.reserve(l.entries.size());
@@ -287,7 +287,7 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
             result.entries.push_back(
                 proto::FsEntry{is_valid_utf8(e.name) ? std::move(e.name) : to_valid_utf8(e.name),
                                entry_kind(e.kind), static_cast<std::int64_t>(e.bytes)});
-          reply.result(result);
+          out.result(result);
         });
   });
 
@@ -300,8 +300,8 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
             [](const platform::BeneathRoots& roots, const Judged& j) {
               return lift(j, roots.canon(j.start, j.relative));
             },
-            [](ServedPlugin&, const Judged&, std::string& path, auto& reply) {
-              reply.result(proto::FsCanonResult{path});
+            [](ServedPlugin&, const Judged&, std::string& path, auto& out) {
+              out.result(proto::FsCanonResult{path});
             });
       });
 }

@@ -245,7 +245,9 @@ class ProcService : public ::testing::Test {
     ASSERT_TRUE(answer.as_object().contains("error")) << json::serialize(answer);
     EXPECT_EQ(answer.at("error").at("code").as_int64(), code) << json::serialize(answer);
     const std::string said(answer.at("error").at("message").as_string());
-    if (!message.empty()) EXPECT_EQ(said, message);
+    if (!message.empty()) {
+      EXPECT_EQ(said, message);
+    }
     EXPECT_THAT(journal_text(), HasSubstr(journal + said));
   }
   void expect_refused(const json::value& answer, std::string_view message = {}) {
@@ -266,7 +268,11 @@ class ProcService : public ::testing::Test {
   const fs::path temp_ = dir_.path() / "tmp";
   boost::asio::io_context io_;
   runtime::TreeEnder ender_{io_.get_executor()};
-  runtime::ProcessContext processes_{.ender = &ender_};
+  runtime::ProcessContext processes_ = [this] {
+    runtime::ProcessContext c;
+    c.ender = &ender_;
+    return c;
+  }();
   Workers workers_{io_.get_executor(), 2};
   AgentBook agents_;
   std::shared_ptr<ServedPlugin> plugin_ = std::make_shared<ServedPlugin>();
