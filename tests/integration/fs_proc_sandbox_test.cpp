@@ -340,6 +340,28 @@ TEST_F(FsProcSandbox, ARunWasmModuleReachesFilesAndProgramsThroughEscouadeCall) 
   EXPECT_TRUE(spawned.at("answer").at("proc").is_int64());
 }
 
+TEST_F(FsProcSandbox, TheAppsAgentsAreCheckedWhenSetAndForgottenWhenRemoved) {
+  const auto invalid = [](const Result<void>& r) {
+    return !r && r.error().code == proto::ErrorCode::invalid_params;
+  };
+  EXPECT_TRUE(invalid(host_->set_agent(policy::Agent{"", "p1", root_, {}, {}, {}})));
+  EXPECT_TRUE(invalid(host_->set_agent(policy::Agent{"a9", "", root_, {}, {}, {}})));
+  auto relative = host_->set_agent(policy::Agent{"a9", "p1", fs::path("wt/a9"), {}, {}, {}});
+  ASSERT_TRUE(invalid(relative));
+  EXPECT_EQ(relative.error().message, "roots.agent: an absolute path");
+  EXPECT_TRUE(invalid(host_->set_agent(policy::Agent{"a9", "p1", root_, {}, {}, {"=x"}})));
+  EXPECT_TRUE(invalid(host_->set_agent(policy::Agent{"a9", "p1", root_, {}, {}, {"NOEQUALS"}})));
+  EXPECT_TRUE(invalid(host_->remove_agent("a9")));
+  // A root given through a link is kept as its real path: what fs/canon answers is under it.
+  fs::create_symlink(root_ / "repo", root_ / "repo-link");
+  ASSERT_TRUE(host_->set_agent(policy::Agent{"a9", "p1", {}, root_ / "repo-link", {}, {}}));
+  EXPECT_EQ(fs_op("canon", {{"root", "agentRepo"}, {"agent", "a9"}, {"path", "README.md"}}),
+            json::value((root_ / "repo" / "README.md").string()));
+  ASSERT_TRUE(host_->remove_agent("a9"));
+  EXPECT_EQ(code_of(fs_op("canon", {{"root", "agentRepo"}, {"agent", "a9"}, {"path", "x"}})),
+            -32003);
+}
+
 // The example plugin dev.escouade.repo-notes: a turn ends, its note is written under the agent's
 // repository with what git says.
 TEST_F(FsProcSandbox, TheRepoNotesExampleNotesWhatGitSays) {
