@@ -229,23 +229,6 @@ EventSelector event_of(std::string_view text) {
   return EventSelector{std::string(text), !text.empty() && text.back() == '*'};
 }
 
-CommandGrant command_of(std::string_view text) {
-  CommandGrant grant;
-  grant.text = std::string(text);
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string_view::npos) end = text.size();
-    grant.words.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  if (grant.words.size() > 1 && grant.words.back() == "*") {
-    grant.words.pop_back();
-    grant.any_arguments = true;
-  }
-  return grant;
-}
-
 std::optional<FsRoot> fs_root_of(std::string_view name) {
   for (FsRoot root :
        {FsRoot::plugin, FsRoot::agent, FsRoot::agent_repo, FsRoot::agent_home, FsRoot::temp}) {
@@ -431,6 +414,23 @@ Result<Manifest> load_manifest(const fs::path& folder, const CheckEnvironment& e
 
 Result<Manifest> load_manifest(const fs::path& folder) {
   return load_manifest(folder, process_environment());
+}
+
+CommandGrant command_of(std::string_view text) {
+  CommandGrant grant;
+  grant.text = std::string(text);
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    grant.words.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (grant.words.size() > 1 && grant.words.back() == "*") {
+    grant.words.pop_back();
+    grant.any_arguments = true;
+  }
+  return grant;
 }
 
 }  // namespace escouade::manifest

@@ -69,6 +69,9 @@ struct CommandGrant {
   friend bool operator==(const CommandGrant&, const CommandGrant&) = default;
 };
 
+// The entry as permissions.commands writes it, read into its words ("npm test *").
+CommandGrant command_of(std::string_view text);
+
 // permissions.network.
 struct NetworkGrant {
   std::vector<std::string> hosts;  // each covers its subdomains

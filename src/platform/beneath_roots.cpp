@@ -291,19 +291,7 @@ std::optional<BeneathError> refuse_unless_file(const struct stat& st) {
     }
     return std::nullopt;
   }
-  if (S_ISDIR(st.st_mode)) {
-    return failure(BeneathFailure::folder, EISDIR, "is a folder, not a file");
-  }
-  if (S_ISFIFO(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a FIFO, not a regular file");
-  }
-  if (S_ISSOCK(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a socket, not a regular file");
-  }
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a device, not a regular file");
-  }
-  return failure(BeneathFailure::not_a_file, 0, "is not a regular file");
+  return not_a_regular_file(st);
 }
 
 std::optional<BeneathError> refuse_unless_writable(const Roots& roots, std::size_t root) {

@@ -82,22 +82,8 @@ BeneathResult<BeneathFile> accept_opened(UniqueFd fd) {
   if (::fstat(fd.get(), &st) != 0) return from_errno(errno);
   const FileIdentity identity{static_cast<std::uint64_t>(st.st_dev),
                               static_cast<std::uint64_t>(st.st_ino)};
-  if (S_ISREG(st.st_mode)) {
-    return BeneathFile(std::move(fd), identity, static_cast<std::uint64_t>(st.st_nlink));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    return failure(BeneathFailure::folder, EISDIR, "is a folder, not a file");
-  }
-  if (S_ISFIFO(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a FIFO, not a regular file");
-  }
-  if (S_ISSOCK(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a socket, not a regular file");
-  }
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-    return failure(BeneathFailure::not_a_file, 0, "is a device, not a regular file");
-  }
-  return failure(BeneathFailure::not_a_file, 0, "is not a regular file");
+  if (auto refused = not_a_regular_file(st)) return *std::move(refused);
+  return BeneathFile(std::move(fd), identity, static_cast<std::uint64_t>(st.st_nlink));
 }
 
 #if defined(__linux__)
@@ -308,6 +294,19 @@ BeneathResult<BeneathFile> BeneathFolder::open_file(std::string_view relative,
     }
   }
   return Walk(fd_.get()).run(relative);
+}
+
+std::optional<BeneathError> not_a_regular_file(const struct ::stat& st) {
+  if (S_ISREG(st.st_mode)) return std::nullopt;
+  if (S_ISDIR(st.st_mode))
+    return failure(BeneathFailure::folder, EISDIR, "is a folder, not a file");
+  if (S_ISFIFO(st.st_mode))
+    return failure(BeneathFailure::not_a_file, 0, "is a FIFO, not a regular file");
+  if (S_ISSOCK(st.st_mode))
+    return failure(BeneathFailure::not_a_file, 0, "is a socket, not a regular file");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    return failure(BeneathFailure::not_a_file, 0, "is a device, not a regular file");
+  return failure(BeneathFailure::not_a_file, 0, "is not a regular file");
 }
 
 std::optional<std::string> real_path_of(int fd) {

@@ -10,6 +10,8 @@
 // Thread: every call blocks on the disk; any thread. A BeneathFolder may be used by several
 // threads at once. Nothing here throws.
 
+#include <sys/stat.h>
+
 #include <boost/assert/source_location.hpp>
 #include <boost/system/result.hpp>
 #include <cstddef>
@@ -77,6 +79,10 @@ std::optional<BeneathResult<UniqueFd>> open_with_openat2(int dir, const std::str
 // Where a descriptor's file is now, as the kernel names it: absolute, links resolved; nullopt
 // when it cannot be told (no /proc, or the file was deleted: " (deleted)").
 std::optional<std::string> real_path_of(int fd);
+
+// Why what `st` describes is not a regular file (a folder: folder; a FIFO, a socket, a device:
+// not_a_file, with which it is), or nullopt for a regular file.
+std::optional<BeneathError> not_a_regular_file(const struct ::stat& st);
 
 // Device and inode: what tells two names of one file apart from two files.
 struct FileIdentity {

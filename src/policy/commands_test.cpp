@@ -8,21 +8,8 @@ namespace escouade::policy {
 namespace {
 
 // An entry as the manifest reads it: words between single spaces, a last "*" for any arguments.
-manifest::CommandGrant entry(std::string text) {
-  manifest::CommandGrant grant;
-  grant.text = text;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    grant.words.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  if (grant.words.size() > 1 && grant.words.back() == "*") {
-    grant.words.pop_back();
-    grant.any_arguments = true;
-  }
-  return grant;
+manifest::CommandGrant entry(std::string_view text) {
+  return manifest::command_of(text);
 }
 
 const Commands kGit({entry("git status"), entry("git log *"), entry("echo a b"), entry("ls")});

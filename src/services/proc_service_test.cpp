@@ -39,21 +39,8 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
 // An entry as the manifest reads it: words between single spaces, a last "*" for any arguments.
-manifest::CommandGrant entry(std::string text) {
-  manifest::CommandGrant grant;
-  grant.text = text;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    grant.words.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  if (grant.words.size() > 1 && grant.words.back() == "*") {
-    grant.words.pop_back();
-    grant.any_arguments = true;
-  }
-  return grant;
+manifest::CommandGrant entry(std::string_view text) {
+  return manifest::command_of(text);
 }
 
 void write_file(const fs::path& path, std::string_view content, bool executable = false) {
