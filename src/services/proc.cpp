@@ -141,6 +141,7 @@ struct Program {
   bool ended = false;        // its end was seen
   bool tree_ending = false;  // its leader ended: its tree is being ended, then it is reaped
   bool gone = false;         // the run ended: nothing more is said of it
+  bool lingered = false;     // its pipes stayed open past the bound after its end: not read more
   std::optional<platform::ExitStatus> status;
 };
 using ProgramPtr = std::shared_ptr<Program>;
@@ -397,14 +398,33 @@ asio::awaitable<void> RunPrograms::pump(ProgramPtr p, int which) {
   asio::steady_timer wait(ctx_.host);
   for (;;) {
     // The plugin has not taken what it was sent: the program waits on its writes.
-    while (!p->gone && channel_.open() && channel_.input_backlog() > kProcOutWindow) {
+    while (!p->gone && !p->lingered && channel_.open() &&
+           channel_.input_backlog() > kProcOutWindow) {
       wait.expires_after(kBacklogPoll);
       co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (p->gone) co_return;
+    if (p->lingered) {
+      // Its end came 2 s ago and something out of its tree still holds the pipe: what is in
+      // the pipe now is its output's last, read without waiting for more.
+      boost::system::error_code ec;
+      d->non_blocking(true, ec);
+      for (bool more = true; more;) {
+        const std::size_t n = d->read_some(asio::buffer(buf), ec);
+        more = !ec;
+        std::string text = take_text(p->carry[which], std::string_view(buf.data(), n), !more);
+        if (!text.empty())
+          channel_.notify<method::ProcOut>(proto::ProcOutParams{p->id, stream, text});
+      }
+      co_return;
+    }
     auto [ec, n] =
         co_await d->async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
     if (p->gone) co_return;
+    if (ec == asio::error::operation_aborted && p->lingered) {
+      p->carry[which].append(buf.data(), n);
+      continue;  // what is left in the pipe, read above
+    }
     const bool at_end = static_cast<bool>(ec);
     std::string text = take_text(p->carry[which], std::string_view(buf.data(), n), at_end);
     if (!text.empty()) channel_.notify<method::ProcOut>(proto::ProcOutParams{p->id, stream, text});
@@ -447,6 +467,7 @@ asio::awaitable<void> RunPrograms::watch_end(ProgramPtr p) {
   p->linger = std::make_unique<asio::steady_timer>(ctx_.host, ctx_.processes->linger);
   p->linger->async_wait([p](boost::system::error_code ec) {
     if (ec || p->gone) return;
+    p->lingered = true;  // a pump waiting on the plugin's input stops too
     boost::system::error_code ignored;
     p->out->cancel(ignored);
     p->err->cancel(ignored);

@@ -514,6 +514,21 @@ TEST_F(ProcService, APluginSlowToReadHoldsTheProgramOnItsPipeAndLosesNothing) {
   EXPECT_TRUE(got == text);
 }
 
+// Once a program ended and the linger passed (1 ms here, 2 s in the host), what its pipes hold
+// is read without waiting for the plugin (the pipe bounds it) and its end is told: a plugin that
+// never reads does not keep a program's end, nor what it started, waiting.
+TEST_F(ProcService, AfterItsEndAndTheLingerWhatItsPipesHoldComesThenItsExit) {
+  processes_.linger = 1ms;
+  const std::string text(40 * 1024, 'x');
+  write_file(temp_ / "small.txt", text);
+  backlog_ = 300 * 1024;  // from the start: nothing is read while the program runs
+  const auto proc = start({{"command", "cat"}, {"args", {"small.txt"}}});
+  EXPECT_EQ(wait_exit(proc).at("code"), 0);
+  EXPECT_TRUE(output(proc) == text);
+  backlog_ = 0;
+  expect_serving();
+}
+
 TEST_F(ProcService, InputIsWrittenThenClosedAndAtMost1MiBWaitsUnread) {
   const auto cat = start({{"command", "cat"}});
   EXPECT_TRUE(call("proc/write", {{"proc", cat}, {"data", "hello\n"}}).at("result").is_null());

@@ -416,3 +416,81 @@ TEST(Plugin, FetchSendsNetFetchAndGivesTheBodyAsBytes) {
   EXPECT_EQ(reply_to(host, 2).at("result"),
             "example.org is not in permissions.network of dev.test.sdk");
 }
+
+// fs/* and proc/* through the Context: the params as the schema writes them, bytes whichever
+// way they come back, and a program's output and end served to their handlers once the handler
+// that started it has returned.
+TEST(Plugin, FilesAndProgramsGoThroughFsAndProc) {
+  ScriptedHost host;
+  host.send(request(2, "custom/go", nullptr));
+  std::vector<json::value> asked;
+  host.on_write = [&](ScriptedHost& h, const json::value& v) {
+    const auto* o = v.if_object();
+    if (!o || !o->contains("method") || !o->contains("id")) return;
+    const std::string method(o->at("method").as_string());
+    if (method.rfind("fs/", 0) != 0 && method.rfind("proc/", 0) != 0) return;
+    asked.push_back(json::object{{"method", method}, {"params", o->at("params")}});
+    if (method == "fs/read") {
+      h.send(answer(o->at("id"), json::object{{"dataBase64", "//4AAQ=="}}));
+    } else if (method == "fs/write") {
+      h.send(answer(o->at("id"), json::object{{"path", "/w/repo/notes.md"}, {"bytes", 2}}));
+    } else if (method == "fs/canon") {
+      h.send(answer(o->at("id"), json::object{{"path", "/w/repo/notes.md"}}));
+    } else if (method == "proc/spawn") {
+      // Its output may come before the answer.
+      h.send(json::object{{"jsonrpc", "2.0"},
+                          {"method", "proc/out"},
+                          {"params", {{"proc", 7}, {"stream", "stdout"}, {"data", "?? a.txt\n"}}}});
+      h.send(answer(o->at("id"), json::object{{"proc", 7}}));
+      h.send(json::object{{"jsonrpc", "2.0"},
+                          {"method", "proc/exit"},
+                          {"params", {{"proc", 7}, {"code", nullptr}}}});
+    } else {
+      h.send(answer(o->at("id"), nullptr));
+    }
+  };
+  std::vector<std::string> events;
+  escouade::Plugin p{"dev.test.sdk"};
+  p.serve<escouade::method::ProcOut>([&](const escouade::ProcOutParams& o, escouade::Context&) {
+    events.push_back(std::string(escouade::to_string(o.stream)) + ":" + o.data);
+  });
+  p.serve<escouade::method::ProcExit>([&](const escouade::ProcExitParams& e, escouade::Context&) {
+    events.push_back("exit:" + (e.code ? std::to_string(*e.code) : std::string("null")));
+  });
+  p.on("custom/go", [&](const json::value&, escouade::Context& c) -> escouade::Result<json::value> {
+    const escouade::FsPath where{"a1", escouade::FsPathRoot::agent_repo, "notes.md"};
+    auto bytes = c.read_file(where);
+    EXPECT_TRUE(bytes.ok());
+    EXPECT_EQ(*bytes, std::string("\xff\xfe\x00\x01", 4));
+    auto written = c.write_file(where, std::string("\xff\x00", 2), true);
+    EXPECT_TRUE(written.ok());
+    EXPECT_EQ(written->path, "/w/repo/notes.md");
+    EXPECT_EQ(*c.canon(where), "/w/repo/notes.md");
+    escouade::ProcSpawnParams spawn;
+    spawn.command = "git";
+    spawn.args = std::vector<std::string>{"status", "--porcelain"};
+    spawn.dir = escouade::ProcSpawnParamsDir::agent;
+    spawn.agent = "a1";
+    auto proc = c.spawn(spawn);
+    EXPECT_TRUE(proc.ok());
+    EXPECT_EQ(*proc, 7);
+    EXPECT_TRUE(c.write_input(7, "x", true).ok());
+    EXPECT_TRUE(c.kill(7).ok());
+    EXPECT_TRUE(events.empty());  // served after this handler
+    return json::value(nullptr);
+  });
+  p.run(host);
+  ASSERT_EQ(asked.size(), 6u);
+  EXPECT_EQ(asked[0], json::parse(R"({"method":"fs/read","params":)"
+                                  R"({"agent":"a1","root":"agentRepo","path":"notes.md"}})"));
+  EXPECT_EQ(asked[1], json::parse(R"({"method":"fs/write","params":{"agent":"a1",)"
+                                  R"("root":"agentRepo","path":"notes.md","dataBase64":"/wA=",)"
+                                  R"("append":true}})"));
+  EXPECT_EQ(asked[3],
+            json::parse(R"({"method":"proc/spawn","params":{"command":"git",)"
+                        R"("args":["status","--porcelain"],"dir":"agent","agent":"a1"}})"));
+  EXPECT_EQ(asked[4], json::parse(R"({"method":"proc/write","params":)"
+                                  R"({"proc":7,"data":"x","close":true}})"));
+  EXPECT_EQ(asked[5], json::parse(R"({"method":"proc/kill","params":{"proc":7}})"));
+  EXPECT_EQ(events, (std::vector<std::string>{"stdout:?? a.txt\n", "exit:null"}));
+}

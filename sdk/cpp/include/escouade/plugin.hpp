@@ -172,7 +172,7 @@ class Context {
   Result<std::string> canon(const FsPath& where);
   // proc/spawn, for a run.wasm plugin: a program of permissions.commands, word for word; its
   // number. Its output comes as proc/out notifications and its end as proc/exit (serve them:
-  // on<method::ProcOut>, on<method::ProcExit>), which may come before this returns: they are
+  // serve<method::ProcOut>, serve<method::ProcExit>), which may come before this returns: they are
   // served once the handler that called spawn has returned.
   Result<std::int64_t> spawn(ProcSpawnParams params);
   // proc/write: on its input; `close` ends that input after `data`. -32004 past 1 MiB unread.
