@@ -135,9 +135,9 @@ void check_fs_path(std::string_view material) {
   using escouade::manifest::FsRoot;
   if (material.empty()) return;
   const auto flags = static_cast<unsigned char>(material[0]);
-  static const escouade::policy::FsRoots roots(
-      {{FsRoot::agent, FileAccess::read}, {FsRoot::agent_repo, FileAccess::write},
-       {FsRoot::temp, FileAccess::write}});
+  static const escouade::policy::FsRoots roots({{FsRoot::agent, FileAccess::read},
+                                                {FsRoot::agent_repo, FileAccess::write},
+                                                {FsRoot::temp, FileAccess::write}});
   static const escouade::policy::Agent agent{
       "a1", "p1", "/w/wt/a1", "/w/wt/a1/repo", "/w/home/a1", {"PATH=/usr/bin"}};
   const FsRoot kRoots[] = {FsRoot::plugin, FsRoot::agent, FsRoot::agent_repo, FsRoot::agent_home,
