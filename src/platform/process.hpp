@@ -89,4 +89,9 @@ std::optional<ExitStatus> try_wait(int pid);
 // An Error where the system has no such thing.
 Result<void> become_subreaper();
 
+// Writing to a program that just ended must be an EPIPE for that write, never a SIGPIPE that
+// ends the host: ignores SIGPIPE when it is at its default. A host program may ignore it itself
+// (escouade-host does); a handler the host installed is left alone. Any thread.
+void ignore_default_sigpipe();
+
 }  // namespace escouade::platform

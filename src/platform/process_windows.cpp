@@ -474,4 +474,7 @@ Result<Reaper> start_reaper() {
   return Reaper();
 }
 
+// Windows has no SIGPIPE: a write to a closed pipe is an error of that write.
+void ignore_default_sigpipe() {}
+
 }  // namespace escouade::platform

@@ -1,5 +1,6 @@
 // wait_exit and try_wait on Linux and macOS: waitpid.
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -43,6 +44,14 @@ std::optional<ExitStatus> try_wait(int pid) {
   } while (r < 0 && errno == EINTR);
   if (r != pid) return std::nullopt;
   return from_wait_status(status);
+}
+
+void ignore_default_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+      !(current.sa_flags & SA_SIGINFO)) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
 }
 
 }  // namespace escouade::platform

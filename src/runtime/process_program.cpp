@@ -408,19 +408,8 @@ void watch_exit(const StatePtr& s) {
 
 }  // namespace
 
-// Writing to a plugin that just died must be an EPIPE for this write, never a SIGPIPE that ends
-// the host. A host program may ignore SIGPIPE itself (escouade-host does); when it is at its
-// default, each start ignores it. A handler the host installed is left alone.
-static void ignore_default_sigpipe() {
-  struct sigaction current {};
-  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
-      !(current.sa_flags & SA_SIGINFO)) {
-    ::signal(SIGPIPE, SIG_IGN);
-  }
-}
-
 Result<void> ProcessProgram::start(ProgramEvents events) {
-  ignore_default_sigpipe();
+  platform::ignore_default_sigpipe();  // a write to a plugin that just died: EPIPE
   auto& s = *state_;
   if (s.running || s.finished) return Error{proto::ErrorCode::internal, "a program starts once"};
   s.events = std::move(events);

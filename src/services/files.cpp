@@ -17,14 +17,14 @@ namespace {
 // How much of a path an error quotes; past it, the sentence says how long the path was.
 constexpr std::size_t kQuotedPathBytes = 200;
 
+}  // namespace
+
 std::string_view verdict(const boost::system::error_code& code) {
   if (code == proto::ErrorCode::invalid_params) return "invalid params";
   if (code == proto::ErrorCode::refused) return "refused";
   if (code == proto::ErrorCode::not_found) return "not found";
   return "failed";
 }
-
-}  // namespace
 
 Result<std::string> read_own_file(const OwnFolder& folder, std::string_view path,
                                   platform::BeneathResolver resolver) {

@@ -33,6 +33,10 @@ Result<std::string> read_own_file(
     const OwnFolder& folder, std::string_view path,
     platform::BeneathResolver resolver = platform::BeneathResolver::automatic);
 
+// The word of an answer's code in its sentence ("refused", "not found", "failed", "invalid
+// params"): files/read's and fs/*'s sentences read alike.
+std::string_view verdict(const boost::system::error_code& code);
+
 // Binds files/read on a session of `plugin`'s: read on the workers, each refusal journaled.
 void serve_files(rpc::Session& session, const FilesContext& ctx,
                  const std::shared_ptr<ServedPlugin>& plugin);

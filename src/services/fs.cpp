@@ -38,13 +38,6 @@ FsRoot root_of(Root r) {
   return FsRoot::temp;
 }
 
-std::string_view verdict(const boost::system::error_code& code) {
-  if (code == ErrorCode::refused) return "refused";
-  if (code == ErrorCode::not_found) return "not found";
-  if (code == ErrorCode::failed) return "failed";
-  return "invalid";
-}
-
 // One call as the journal and the plugin's error name it: `fs/read agentRepo "src/a.ts"`,
 // `fs/stat "/w/repo/a.ts" (agent "a1")`.
 struct Call {

@@ -304,9 +304,9 @@ TEST_F(FsService, ReadsTextAndBytesWritesStatsListsAndCanonisesOrdinaryFiles) {
 
 TEST_F(FsService, AWriteGivesTextOrBase64NotBothAndAFolderIsNotAFile) {
   expect_error(call("fs/write", with(with(at("temp", "x", ""), "text", "a"), "dataBase64", "YQ==")),
-               kInvalid, R"(fs/write temp "x": invalid: text or dataBase64, not both)");
+               kInvalid, R"(fs/write temp "x": invalid params: text or dataBase64, not both)");
   expect_error(call("fs/write", with(at("temp", "x", ""), "dataBase64", "%%%")), kInvalid,
-               R"(fs/write temp "x": invalid: dataBase64 is not base64)");
+               R"(fs/write temp "x": invalid params: dataBase64 is not base64)");
   EXPECT_FALSE(fs::exists(temp_ / "x"));
   expect_error(call("fs/read", at("agentRepo", "")), kFailed,
                R"(fs/read agentRepo "" (agent "a1"): failed: is a folder, not a file)");
@@ -379,10 +379,10 @@ TEST_F(FsService, ClimbingHidingAndMisshapenPathsAreRefusedWithTheirCodes) {
        R"(fs/read agentRepo "C:x" (agent "a1"): refused: a Windows drive with a root: give the )"
        R"(path relative to the root)"},
       {at("agentRepo", std::string("a\0b", 3)), kInvalid,
-       R"(fs/read agentRepo "a\u0000b" (agent "a1"): invalid: a NUL character in the path)"},
-      {at("", ""), kInvalid, R"(fs/read "" (agent "a1"): invalid: an empty path)"},
+       R"(fs/read agentRepo "a\u0000b" (agent "a1"): invalid params: a NUL character in the path)"},
+      {at("", ""), kInvalid, R"(fs/read "" (agent "a1"): invalid params: an empty path)"},
       {at("", "/etc/passwd", ""), kInvalid,
-       R"(fs/read "/etc/passwd": invalid: an absolute path without an agent (it is judged by an )"
+       R"(fs/read "/etc/passwd": invalid params: an absolute path without an agent (it is judged by an )"
        R"(agent's roots))"},
       {at("agentRepo", std::string(256, 'n')), kInvalid, ""},
       {at("agentRepo", std::string(4097, 'a')), kInvalid, ""},
@@ -397,7 +397,7 @@ TEST_F(FsService, ClimbingHidingAndMisshapenPathsAreRefusedWithTheirCodes) {
       if (c.sentence.empty()) {
         EXPECT_EQ(code(a), c.code) << json::serialize(a);
         EXPECT_THAT(message(a), HasSubstr(std::string(method) + " agentRepo \""));
-        EXPECT_THAT(message(a), HasSubstr(": invalid: a p"));
+        EXPECT_THAT(message(a), HasSubstr(": invalid params: a p"));
         EXPECT_THAT(journal_text(), HasSubstr("warn  " + message(a)));
         expect_still_serves();
         continue;
@@ -468,8 +468,8 @@ TEST_F(FsService, AWriteOnARootGivenForReadingIsRefusedAndNothingIsMade) {
 TEST_F(FsService, AgentRootsNeedAnAgentTheAppSetAndThatHasThem) {
   for (const char* root : {"agent", "agentRepo", "agentHome"})
     expect_error(call("fs/read", at(root, "hello.txt", "")), kInvalid,
-                 "fs/read " + std::string(root) + " \"hello.txt\": invalid: the root " + root +
-                     " without an agent (whose " + root + " is it?)");
+                 "fs/read " + std::string(root) + " \"hello.txt\": invalid params: the root " +
+                     root + " without an agent (whose " + root + " is it?)");
   expect_error(call("fs/read", at("agentRepo", "hello.txt", "zz")), kRefused,
                R"(fs/read agentRepo "hello.txt" (agent "zz"): refused: no agent "zz": the app )"
                R"(has not set it)");

@@ -1,6 +1,5 @@
 #include "services/proc.hpp"
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,16 +110,6 @@ std::string take_text(std::string& carry, std::string_view piece, bool at_end) {
   }
   if (!is_valid_utf8(data)) data = to_valid_utf8(data);
   return data;
-}
-
-// proc/write to a program that closed its input or ended must be an EPIPE for that write, never a
-// SIGPIPE that ends the host: as runtime::ProcessProgram does at each start, SIGPIPE is ignored
-// when it is at its default (escouade-host ignores it itself; a handler installed is left alone).
-void ignore_default_sigpipe() {
-  struct sigaction current {};
-  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
-      !(current.sa_flags & SA_SIGINFO))
-    ::signal(SIGPIPE, SIG_IGN);
 }
 
 struct Program {
@@ -290,7 +279,7 @@ void RunPrograms::spawn(const proto::ProcSpawnParams& p, rpc::Reply<method::Proc
                 " programs already run, the most a plugin may have at once; one must end first"),
         reply);
   }
-  ignore_default_sigpipe();
+  platform::ignore_default_sigpipe();  // a program that closed its input: EPIPE, not the end
   ++starting_;
   auto held = std::make_shared<rpc::Reply<method::ProcSpawn>>(std::move(reply));
   auto shared = std::make_shared<Launch>(std::move(*launch));
