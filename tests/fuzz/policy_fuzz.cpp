@@ -163,7 +163,6 @@ void check_fs_path(std::string_view material) {
     if (part == ".." || part == "." || part == "~" || part.empty()) broken();
     at = end + 1;
   }
-  if (!rel.empty() && rel[0] == '~') broken();
   if (!request.root) {
     // An absolute path lies under the folder of the root it was given to, its "." and empty
     // parts dropped, and `relative` is the rest of it.
