@@ -19,8 +19,9 @@ using Plugin = std::shared_ptr<ServedPlugin>;
 // The families of methods the host serves, and the kinds of run each is served to. A family
 // absent for a kind is not bound: its methods are answered -32601, as any unknown method is.
 // A sandboxed plugin has no clock of its own to wait on, so the host keeps its timers; a process
-// has one (the schema, net/fetch: "the same for ... timer/*"). fs/* and proc/* the same: a
-// process has the user's rights already, and reaches files and programs by itself.
+// has one (the schema, net/fetch: "the same for ... timer/*"). fs/* and proc/* are served to
+// both: a process has the user's rights already, but only the host knows where an agent's roots
+// are, and the SDKs give one API for a plugin run either way (docs/files-and-programs.md).
 struct Service {
   const char* family;
   bool process;    // run.command
@@ -58,11 +59,11 @@ const Service kServices[] = {
      [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
        serve_ws(s, run, ctx.net, p);
      }},
-    {"fs", false, true,
+    {"fs", true, true,
      [](rpc::Session& s, RunScope&, const ServiceContext& ctx, const Plugin& p) {
        if (ctx.fs.workers) serve_fs(s, ctx.fs, p);
      }},
-    {"proc", false, true,
+    {"proc", true, true,
      [](rpc::Session& s, RunScope& run, const ServiceContext& ctx, const Plugin& p) {
        if (ctx.proc.workers && ctx.proc.processes) serve_proc(s, run, ctx.proc, p);
      }},

@@ -794,11 +794,17 @@ class FsServiceForAProcess : public FsService {
   FsServiceForAProcess() : FsService(manifest::RunKind::command) {}
 };
 
-TEST_F(FsServiceForAProcess, HasTheUsersRightsAndIsAnsweredMethodNotFound) {
+// A process is served as a sandboxed plugin is, under the same judgement: the host alone knows
+// an agent's roots, and the SDKs give one API for both ways a plugin runs.
+TEST_F(FsServiceForAProcess, IsServedUnderTheSameJudgement) {
   for (const char* method : {"fs/read", "fs/stat", "fs/list", "fs/canon"})
-    EXPECT_EQ(code(call(method, at("agentRepo", "hello.txt"))), -32601) << method;
-  EXPECT_EQ(code(call("fs/write", with(at("temp", "x", ""), "text", "x"))), -32601);
-  EXPECT_FALSE(fs::exists(temp_ / "x"));
+    EXPECT_NE(code(call(method, at("agentRepo", "hello.txt"))), -32601) << method;
+  auto wrote = call("fs/write", with(at("temp", "x", ""), "text", "x"));
+  ASSERT_TRUE(result(wrote).contains("bytes")) << message(wrote);
+  EXPECT_TRUE(fs::exists(temp_ / "x"));
+  EXPECT_EQ(code(call("fs/read", at("agentRepo", "../escape"))), -32003);
+  // agentHome is given for reading only.
+  EXPECT_EQ(code(call("fs/write", with(at("agentHome", "x.txt"), "text", "x"))), -32003);
 }
 
 }  // namespace

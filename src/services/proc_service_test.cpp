@@ -625,13 +625,11 @@ class ProcServiceForAProcess : public ProcService {
   ProcServiceForAProcess() : ProcService(manifest::RunKind::command) {}
 };
 
-TEST_F(ProcServiceForAProcess, RunsItsOwnProgramsAndIsAnsweredMethodNotFound) {
-  auto a = spawn({{"command", "echo"}, {"args", {"hi"}}});
-  ASSERT_TRUE(a.as_object().contains("error")) << json::serialize(a);
-  EXPECT_EQ(a.at("error").at("code"), -32601);
-  EXPECT_EQ(call("proc/write", {{"proc", 1}, {"data", "x"}}).at("error").at("code"), -32601);
-  EXPECT_EQ(call("proc/kill", {{"proc", 1}}).at("error").at("code"), -32601);
-  EXPECT_TRUE(notifications("proc/out").empty());
+// A process is served as a sandboxed plugin is, under the same allowlist: the SDKs give one API
+// for both ways a plugin runs, and only the host knows where an agent's folders are.
+TEST_F(ProcServiceForAProcess, IsServedUnderTheSameAllowlist) {
+  expect_serving();
+  expect_refused(spawn({{"command", "git"}, {"args", {"push"}}}));
 }
 
 }  // namespace
