@@ -1,7 +1,8 @@
 // escouade-codegen: reads schema/plugin-protocol-1.json and writes the C++ the protocol layer is
 // built on: the error codes, the method table, one struct or enum per definition with its JSON
 // conversions, and the schema's text. Run by the build; see docs/codegen.md. With --sdk it
-// writes instead the C++ SDK's one self-contained header (sdk_header.hpp).
+// writes instead the C++ SDK's one self-contained header (sdk_header.hpp); with --ts the
+// TypeScript SDK's protocol.ts (ts_types.hpp).
 //
 // It understands the subset of JSON Schema the protocol uses and refuses anything else with the
 // JSON path of the construct, so a schema change it cannot express breaks the build loudly.
@@ -22,6 +23,7 @@
 
 #include "schema_model.hpp"
 #include "sdk_header.hpp"
+#include "ts_types.hpp"
 
 namespace json = boost::json;
 
@@ -589,18 +591,22 @@ int main(int argc, char** argv) {
   // escouade-codegen <schema> <dir>: the protocol layer's files into <dir>.
   // escouade-codegen --sdk <schema> <file>: the SDK's one header
   // (sdk/cpp/include/escouade/protocol.hpp).
+  // escouade-codegen --ts <schema> <file>: the TypeScript SDK's types and checkers
+  // (sdk/typescript/src/protocol.ts).
   // escouade-codegen --host <host schema> <plugin schema> <dir>: the host protocol's files.
   if (argc == 5 && std::string_view(argv[1]) == "--host")
     return host_files(argv[2], argv[3], argv[4]);
   const bool sdk = argc == 4 && std::string_view(argv[1]) == "--sdk";
-  if (argc != 3 && !sdk) {
+  const bool ts = argc == 4 && std::string_view(argv[1]) == "--ts";
+  if (argc != 3 && !sdk && !ts) {
     std::cerr << "usage: escouade-codegen <schema.json> <output dir>\n"
               << "       escouade-codegen --sdk <schema.json> <output header>\n"
+              << "       escouade-codegen --ts <schema.json> <output .ts>\n"
               << "       escouade-codegen --host <host schema.json> <plugin schema.json> <dir>\n";
     return 2;
   }
-  const char* schema_path = argv[sdk ? 2 : 1];
-  const std::string target = argv[sdk ? 3 : 2];
+  const char* schema_path = argv[sdk || ts ? 2 : 1];
+  const std::string target = argv[sdk || ts ? 3 : 2];
   try {
     std::ifstream in(schema_path, std::ios::binary);
     if (!in) fail(schema_path, "cannot read");
@@ -608,6 +614,11 @@ int main(int argc, char** argv) {
     buf << in.rdbuf();
     const std::string text = buf.str();
     json::value root = json::parse(text);
+    if (ts) {
+      // The TypeScript emitter reads the schema itself; the C++ model has no part in it.
+      write_if_changed(target, escouade::codegen::typescript_protocol(as_object(root, "schema")));
+      return 0;
+    }
     // A fact is news a later one makes old; every other message to a plugin is kept
     // (protocol/delivery.hpp).
     escouade::codegen::GeneratorOptions options;

@@ -1,5 +1,6 @@
 // sdk/cpp/include/escouade/protocol.hpp is generated from schema/plugin-protocol-1.json and
-// checked in: it must be what the generator writes today.
+// checked in: it must be what the generator writes today. So must the TypeScript SDK's
+// sdk/typescript/src/protocol.ts (escouade-codegen --ts).
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -24,10 +25,11 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// Runs escouade-codegen --sdk on `schema`; the header it wrote.
-std::string generate(const fs::path& schema, const fs::path& out) {
-  const std::string command =
-      std::string(ESCOUADE_CODEGEN) + " --sdk '" + schema.string() + "' '" + out.string() + "'";
+// Runs escouade-codegen `mode` (--sdk: the header, --ts: protocol.ts) on `schema`; the file it
+// wrote.
+std::string generate(const fs::path& schema, const fs::path& out, const char* mode = "--sdk") {
+  const std::string command = std::string(ESCOUADE_CODEGEN) + " " + mode + " '" + schema.string() +
+                              "' '" + out.string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return read_file(out);
 }
@@ -58,6 +60,30 @@ TEST(ProtocolHeader, AChangedSchemaGivesADifferentHeader) {
   fs::remove(out);
   EXPECT_NE(generated, read_file(ESCOUADE_SDK_PROTOCOL_HPP));
   EXPECT_NE(generated.find("std::optional<bool> remember{};"), std::string::npos);
+}
+
+TEST(TypeScriptProtocol, TheCheckedInFileIsWhatTheSchemaGives) {
+  const fs::path out = temp_path("escouade-sdk-protocol.ts");
+  const std::string generated = generate(ESCOUADE_PROTOCOL_SCHEMA, out, "--ts");
+  fs::remove(out);
+  ASSERT_FALSE(generated.empty());
+  EXPECT_TRUE(generated == read_file(ESCOUADE_SDK_PROTOCOL_TS))
+      << "sdk/typescript/src/protocol.ts is out of date; run scripts/regen-sdk.sh";
+}
+
+TEST(TypeScriptProtocol, AChangedSchemaGivesADifferentFile) {
+  boost::json::value schema = boost::json::parse(read_file(ESCOUADE_PROTOCOL_SCHEMA));
+  schema.at("definitions").at("Decision").at("properties").as_object()["remember"] =
+      boost::json::object{{"type", "boolean"}};
+  const fs::path in = temp_path("escouade-sdk-schema-ts.json");
+  const fs::path out = temp_path("escouade-sdk-changed.ts");
+  std::ofstream(in) << boost::json::serialize(schema);
+  const std::string generated = generate(in, out, "--ts");
+  fs::remove(in);
+  fs::remove(out);
+  EXPECT_NE(generated, read_file(ESCOUADE_SDK_PROTOCOL_TS));
+  EXPECT_NE(generated.find("  remember?: boolean;\n"), std::string::npos);
+  EXPECT_NE(generated.find("return `${at}.remember: must be a boolean`;"), std::string::npos);
 }
 
 TEST(ProtocolHeader, TypesConvertBothWaysAndReadersNameTheField) {
