@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, every Debian 12 package the build, the tests, the fuzzer and the
-# benchmarks use. Safe to run again: it only asks apt for what is missing. Run as root.
+# benchmarks use, then the npm packages of package-lock.json (npm ci: the TypeScript SDK's
+# esbuild, TypeScript, Node's types). Safe to run again: it only asks apt for what is missing,
+# and npm only when the lockfile changed. Run as root.
 set -euo pipefail
 
 packages=(
@@ -20,9 +22,13 @@ packages=(
   dbus-daemon gnome-keyring
   # the network lab of the net tests: addresses put on lo in a private namespace, certificates
   iproute2 ca-certificates
-  # tests and benchmarks; Node parses the run.js prelude in the tests (node --check)
+  # tests and benchmarks; Node parses the run.js prelude in the tests (node --check), runs the
+  # TypeScript SDK's build and tests, and runs TypeScript plugins as processes
   libgtest-dev libgmock-dev libbenchmark-dev nodejs
 )
+# npm comes with a Node.js from elsewhere (NodeSource's package holds it); Debian's own Node.js
+# has it in a package of its own.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -31,12 +37,24 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The npm packages, exactly as package-lock.json has them, into node_modules at the root (the
+# SDK, the TypeScript examples and the tools they build with: npm workspaces).
+cd "$(dirname "$0")/.."
+stamp=node_modules/.escouade-lock
+lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$lock_sum" ]; then
+  echo "install-deps: node_modules matches package-lock.json"
+else
+  echo "install-deps: npm ci (package-lock.json)"
+  npm ci --no-audit --no-fund
+  echo "$lock_sum" >"$stamp"
+fi

@@ -1,0 +1,271 @@
+// A plugin: its handlers for what Escouade sends (initialize, facts, decisions, any method,
+// shutdown), run over stdin and stdout by Node or inside Escouade's sandbox, the same source.
+
+import { makeContext, type Context } from './context';
+import { EscouadeError, invalidParams } from './errors';
+import { Programs } from './programs';
+import {
+  checkDecision,
+  ErrorCode,
+  methods,
+  protocolVersion,
+  type DecideParams,
+  type Decision,
+  type Fact,
+  type FactName,
+  type InitializeParams,
+  type InitializeResult,
+  type ParamsOf,
+  type ProcExitParams,
+  type ProcOutParams,
+  type ResultOf,
+  type ToPluginNotification,
+  type ToPluginRequest,
+} from './protocol';
+import { describe, Session, type Incoming, type Reply } from './session';
+import { inSandbox, stdioTransport, type Transport } from './transport';
+
+/** A fact's name, `ticket.*` for every fact of a family, or `*` for all of them. */
+export type FactPattern = FactName | '*' | `${string}.*`;
+
+export type FactHandler = (fact: Fact, p: Context) => void | Promise<void>;
+export type DecideHandler = (params: DecideParams, p: Context) => Decision | Promise<Decision>;
+export type StartHandler = (p: Context) => void | Promise<void>;
+type AnyHandler = (params: unknown, p: Context) => unknown;
+
+export interface PluginOptions {
+  /** The manifest's id; when given, a different id at initialize is said on stderr. */
+  id?: string;
+  /** Capabilities added to the answer to initialize (batch: true is always there). */
+  capabilities?: { [name: string]: unknown };
+}
+
+/** What run() and connect() give back: the plugin's side of one session. */
+export interface Connection {
+  /** Resolves with the exit code once the plugin has ended (shutdown, or its input's end). */
+  readonly ended: Promise<number>;
+  /** Resolves once no incoming message is being served. */
+  idle(): Promise<void>;
+  /** Resolves once the start handlers are done (at once before initialize). */
+  started(): Promise<void>;
+  readonly context: Context;
+}
+
+const knownMethods = methods as { readonly [m: string]: (typeof methods)[keyof typeof methods] | undefined };
+
+export class Plugin {
+  private readonly factHandlers: { pattern: FactPattern; handler: FactHandler }[] = [];
+  private readonly requests = new Map<string, AnyHandler>();
+  private readonly notifications = new Map<string, AnyHandler>();
+  private readonly starts: StartHandler[] = [];
+  private readonly shutdowns: StartHandler[] = [];
+
+  constructor(private readonly options: PluginOptions = {}) {}
+
+  /** Runs once, right after the answer to initialize; facts and calls wait until it is done. */
+  onStart(handler: StartHandler): this {
+    this.starts.push(handler);
+    return this;
+  }
+
+  /** Facts (events/fact): by name, by family (`ticket.*`), or all (`*`, or no pattern). */
+  onFact(pattern: FactPattern, handler: FactHandler): this;
+  onFact(handler: FactHandler): this;
+  onFact(a: FactPattern | FactHandler, b?: FactHandler): this {
+    if (typeof a === 'function') this.factHandlers.push({ pattern: '*', handler: a });
+    else if (b) this.factHandlers.push({ pattern: a, handler: b });
+    else throw new TypeError('onFact takes a pattern and a handler, or a handler');
+    return this;
+  }
+
+  /** permissions/decide: answer allow(), deny() or ask(), each with a message. */
+  onDecide(handler: DecideHandler): this {
+    return this.on('permissions/decide', handler);
+  }
+
+  /** Runs before the plugin answers shutdown (within its 1000 ms), or when its input ends. */
+  onShutdown(handler: StartHandler): this {
+    this.shutdowns.push(handler);
+    return this;
+  }
+
+  /** Any request Escouade sends: typed when the schema has it; params checked against it. */
+  on<M extends ToPluginRequest>(method: M, handler: (params: ParamsOf<M>, p: Context) => ResultOf<M> | Promise<ResultOf<M>>): this;
+  on(method: string, handler: (params: unknown, p: Context) => unknown): this;
+  on(method: string, handler: AnyHandler): this {
+    if (method === 'initialize' || method === 'shutdown')
+      throw new TypeError(`${method} is answered by the SDK: use onStart or onShutdown`);
+    this.requests.set(method, handler);
+    return this;
+  }
+
+  /** Any notification Escouade sends (facts have onFact, programs' output their Program). */
+  onNotification<M extends ToPluginNotification>(method: M, handler: (params: ParamsOf<M>, p: Context) => void | Promise<void>): this;
+  onNotification(method: string, handler: (params: unknown, p: Context) => void | Promise<void>): this;
+  onNotification(method: string, handler: AnyHandler): this {
+    this.notifications.set(method, handler);
+    return this;
+  }
+
+  /**
+   * Speaks the protocol on stdin and stdout until shutdown or the input's end, then ends the
+   * program. The same call under Node and inside the sandbox.
+   */
+  run(transport: Transport = stdioTransport()): Promise<number> {
+    return this.connect(transport, true).ended;
+  }
+
+  /** The session without ending the program (tests: see @escouade-dev/plugin/testing). */
+  connect(transport: Transport, exit = false): Connection {
+    const sandboxed = inSandbox();
+    const trace = (what: string) => {
+      try {
+        process.stderr.write(`[@escouade-dev/plugin] ${what}\n`);
+      } catch {
+        // stderr gone: nothing else to say it on.
+      }
+    };
+    let init: InitializeParams | undefined;
+    let started: Promise<void> | undefined;
+    let ending = false;
+    let endWith!: (code: number) => void;
+    const ended = new Promise<number>((resolve) => {
+      endWith = resolve;
+    });
+    const finish = (code: number) => {
+      if (ending) return;
+      ending = true;
+      endWith(code);
+      if (exit) transport.exit(code);
+    };
+    const programs = new Programs(trace);
+    // The session is made below; serve() only runs once it exists.
+    let session!: Session;
+    const context = makeContext(
+      { call: (m, p, t) => session.call(m, p, t), notify: (m, p) => session.notify(m, p), batch: (c, d) => session.batch(c, d) } as Session,
+      programs,
+      {
+        pluginId: () => init?.plugin.id ?? this.options.id ?? '',
+        init: () => init,
+        sandboxed,
+      },
+    );
+    const runAll = async (handlers: StartHandler[], what: string) => {
+      for (const h of handlers) {
+        try {
+          await h(context);
+        } catch (e) {
+          trace(`${what} failed: ${describe(e)}`);
+          context.log.error(`${what} failed: ${describe(e)}`);
+        }
+      }
+    };
+    let shutdownRan = false;
+    const runShutdown = async () => {
+      if (shutdownRan) return;
+      shutdownRan = true;
+      await runAll(this.shutdowns, 'the shutdown handler');
+    };
+
+    const serve = async (m: Incoming): Promise<Reply | undefined> => {
+      const info = knownMethods[m.method];
+      const isRequest = 'id' in m;
+      if (m.method === 'initialize' && isRequest) {
+        const problem = methods.initialize.checkParams(m.params, 'params');
+        if (problem) throw invalidParams(problem);
+        init = m.params as InitializeParams;
+        if (this.options.id && init.plugin.id !== this.options.id)
+          trace(`built as ${this.options.id}, started as ${init.plugin.id} (its manifest's id)`);
+        const result: InitializeResult = {
+          protocolVersion,
+          capabilities: { ...this.options.capabilities, batch: true },
+        };
+        let begin!: () => void;
+        const begun = new Promise<void>((resolve) => {
+          begin = resolve;
+        });
+        started = begun.then(() => runAll(this.starts, 'the start handler'));
+        return { result, after: begin };
+      }
+      if (m.method === 'shutdown' && isRequest) {
+        await runShutdown();
+        return { result: null, after: () => finish(0) };
+      }
+      if (info && info.direction === 'toPlugin') {
+        const problem = info.checkParams(m.params, 'params');
+        if (problem) {
+          if (isRequest) throw invalidParams(problem);
+          trace(`${m.method} set aside: ${problem}`);
+          context.log.warn(`${m.method} set aside: ${problem}`);
+          return undefined;
+        }
+      }
+      // A program's output is for the plugin's own calls: it never waits (a start handler may be
+      // reading it).
+      if (!isRequest && programs.take(m.method, m.params as ProcOutParams | ProcExitParams)) return undefined;
+      // Everything else waits for the start handlers (the guard's rules loaded first).
+      if (started) await started;
+      if (!isRequest) {
+        await this.notified(m, context, trace);
+        return undefined;
+      }
+      const handler = this.requests.get(m.method);
+      if (!handler) {
+        throw new EscouadeError(ErrorCode.methodNotFound, `${m.method}: not a method of ${context.pluginId || 'this plugin'}`);
+      }
+      const result = await handler(m.params, context);
+      if (info && info.direction === 'toPlugin') {
+        const problem = info.checkResult(result, 'result');
+        if (problem)
+          throw new EscouadeError(ErrorCode.internal, `${m.method}: the handler's answer does not hold (${problem})`);
+      }
+      return { result: result === undefined ? null : result };
+    };
+
+    session = new Session(transport, serve, trace, !sandboxed);
+    transport.start(
+      (line) => session.take(line),
+      () => {
+        session.end();
+        void session
+          .idle()
+          .then(runShutdown)
+          .then(() => finish(0));
+      },
+    );
+    return { ended, idle: () => session.idle(), started: () => started ?? Promise.resolve(), context };
+  }
+
+  private async notified(m: Incoming, p: Context, trace: (what: string) => void): Promise<void> {
+    if (m.method === 'events/fact') {
+      const fact = m.params as Fact;
+      for (const { pattern, handler } of this.factHandlers) {
+        if (!matches(pattern, fact.name)) continue;
+        try {
+          await handler(fact, p);
+        } catch (e) {
+          trace(`the handler of ${fact.name} failed: ${describe(e)}`);
+          p.log.error(`the handler of ${fact.name} failed: ${describe(e)}`);
+        }
+      }
+      return;
+    }
+    const handler = this.notifications.get(m.method);
+    if (!handler) return;
+    try {
+      await handler(m.params, p);
+    } catch (e) {
+      trace(`the handler of ${m.method} failed: ${describe(e)}`);
+      p.log.error(`the handler of ${m.method} failed: ${describe(e)}`);
+    }
+  }
+}
+
+/** Whether a fact named `name` is one `pattern` takes. */
+export function matches(pattern: FactPattern, name: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return name.startsWith(pattern.slice(0, -1));
+  return pattern === name;
+}
+
+export { checkDecision };

@@ -1,0 +1,233 @@
+// JSON-RPC 2.0 over lines: the calls the plugin makes (numbered ids, their answers, their
+// delays), the messages it is sent (one, or a batch answered as a batch), and the error answers
+// the protocol asks for: -32700 for a line that is not JSON, -32600 for what is not a request.
+
+import { EscouadeError } from './errors';
+import { ErrorCode } from './protocol';
+import type { Transport } from './transport';
+
+export type Id = string | number | null;
+
+/** A request or a notification the plugin is sent. */
+export interface Incoming {
+  readonly method: string;
+  readonly params: unknown;
+  /** Absent for a notification. */
+  readonly id?: Id;
+}
+
+/** What serves an incoming message: its answer for a request, nothing for a notification. */
+export type Serve = (message: Incoming) => Promise<Reply | undefined>;
+
+/** A request's answer; `after` runs once it has been written (the start after initialize). */
+export type Reply = ({ result: unknown } | { error: EscouadeError }) & { after?: () => void };
+
+interface Pending {
+  readonly method: string;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: EscouadeError) => void;
+  readonly timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** One call of a batch the plugin sends. */
+export interface BatchCall {
+  readonly method: string;
+  readonly params?: unknown;
+}
+
+export class Session {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly serve: Serve,
+    /** Said on stderr (a line of the plugin's journal): what the session could not use. */
+    private readonly trace: (what: string) => void,
+    /** Whether calls reject when Escouade does not answer in time (under Node). */
+    private readonly timeouts: boolean,
+  ) {}
+
+  /** Sends a request; resolves with its result, rejects with an EscouadeError. */
+  call(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+    const [message, answer] = this.prepare(method, params, timeoutMs);
+    this.send(message);
+    return answer;
+  }
+
+  /** Sends several requests in one batch (one line); each answer settles its own promise. */
+  batch(calls: readonly BatchCall[], timeoutOf: (method: string) => number): Promise<unknown>[] {
+    const messages: object[] = [];
+    const answers: Promise<unknown>[] = [];
+    for (const c of calls) {
+      const [message, answer] = this.prepare(c.method, c.params, timeoutOf(c.method));
+      messages.push(message);
+      answers.push(answer);
+    }
+    if (messages.length > 0) this.send(messages);
+    return answers;
+  }
+
+  /** Sends a notification. */
+  notify(method: string, params: unknown): void {
+    this.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+  }
+
+  /** Takes one line of input. */
+  take(line: string): void {
+    if (line.trim() === '') return;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch (e) {
+      this.send(errorAnswer(null, ErrorCode.parse, `not JSON: ${(e as Error).message}`));
+      return;
+    }
+    if (Array.isArray(message)) {
+      if (message.length === 0) {
+        this.send(errorAnswer(null, ErrorCode.invalidRequest, 'an empty batch'));
+        return;
+      }
+      this.track(this.takeBatch(message));
+      return;
+    }
+    if (isAnswer(message)) {
+      this.answer(message);
+      return;
+    }
+    this.track(
+      this.serveOne(message).then(([reply, after]) => {
+        if (reply !== undefined) this.send(reply);
+        if (after) after();
+      }),
+    );
+  }
+
+  /** The input ended: every call still waiting rejects. */
+  end(): void {
+    this.closed = true;
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      if (p.timer !== undefined) clearTimeout(p.timer);
+      p.reject(new EscouadeError(ErrorCode.failed, `${p.method}: Escouade closed the plugin's input before answering`));
+    }
+  }
+
+  /** Resolves once no incoming message is being served (for tests and the shutdown). */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private prepare(method: string, params: unknown, timeoutMs: number): [object, Promise<unknown>] {
+    const id = this.nextId++;
+    const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    const answer = new Promise<unknown>((resolve, reject) => {
+      if (this.closed) {
+        reject(new EscouadeError(ErrorCode.failed, `${method}: the plugin's input has ended`));
+        return;
+      }
+      const timer = this.timeouts
+        ? setTimeout(() => {
+            if (!this.pending.delete(id)) return;
+            reject(new EscouadeError(ErrorCode.failed, `${method}: no answer from Escouade within ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
+      this.pending.set(id, { method, resolve, reject, timer });
+    });
+    return [message, answer];
+  }
+
+  private send(message: unknown): void {
+    this.transport.write(JSON.stringify(message));
+  }
+
+  private track(work: Promise<void>): void {
+    ++this.inFlight;
+    work
+      .catch((e: unknown) => this.trace(`a message could not be served: ${describe(e)}`))
+      .finally(() => {
+        if (--this.inFlight === 0) {
+          const waiters = this.idleWaiters;
+          this.idleWaiters = [];
+          for (const w of waiters) w();
+        }
+      });
+  }
+
+  private async takeBatch(batch: unknown[]): Promise<void> {
+    const replies: Promise<[object | undefined, (() => void) | undefined]>[] = [];
+    for (const m of batch) {
+      if (isAnswer(m)) this.answer(m);
+      else replies.push(this.serveOne(m));
+    }
+    const served = await Promise.all(replies);
+    const answered = served.map(([r]) => r).filter((r): r is object => r !== undefined);
+    if (answered.length > 0) this.send(answered);
+    for (const [, after] of served) if (after) after();
+  }
+
+  private answer(message: { id?: unknown; result?: unknown; error?: unknown }): void {
+    const id = message.id;
+    const p = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (p === undefined) {
+      this.trace(`an answer to no call of the plugin's (id ${JSON.stringify(id)}) was set aside`);
+      return;
+    }
+    this.pending.delete(id as number);
+    if (p.timer !== undefined) clearTimeout(p.timer);
+    if ('error' in message && message.error !== undefined) p.reject(EscouadeError.from(message.error));
+    else p.resolve(message.result);
+  }
+
+  // A request's answer, or undefined for a notification.
+  private async serveOne(message: unknown): Promise<[object | undefined, (() => void) | undefined]> {
+    const m = message as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
+    const isObject = typeof message === 'object' && message !== null && !Array.isArray(message);
+    const hasId = isObject && 'id' in m;
+    const idOk = hasId && (typeof m.id === 'string' || typeof m.id === 'number' || m.id === null);
+    if (!isObject || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (hasId && !idOk)) {
+      return [errorAnswer(idOk ? (m.id as Id) : null, ErrorCode.invalidRequest, 'not a JSON-RPC 2.0 request'), undefined];
+    }
+    const incoming: Incoming = hasId
+      ? { method: m.method, params: m.params, id: m.id as Id }
+      : { method: m.method, params: m.params };
+    let reply: Reply | undefined;
+    try {
+      reply = await this.serve(incoming);
+    } catch (e) {
+      reply = { error: asError(m.method, e) };
+    }
+    const after = reply?.after;
+    if (!hasId) return [undefined, after];
+    const id = m.id as Id;
+    if (reply === undefined) return [{ jsonrpc: '2.0', id, result: null }, after];
+    if ('error' in reply) return [errorAnswer(id, reply.error.code, reply.error.message, reply.error.data), after];
+    return [{ jsonrpc: '2.0', id, result: reply.result === undefined ? null : reply.result }, after];
+  }
+}
+
+/** What a handler threw, as the error to answer: its own code when it is an EscouadeError. */
+export function asError(method: string, e: unknown): EscouadeError {
+  if (e instanceof EscouadeError) return e;
+  return new EscouadeError(ErrorCode.internal, `${method}: ${describe(e)}`);
+}
+
+export function describe(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}
+
+function errorAnswer(id: Id, code: number, message: string, data?: unknown): object {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: '2.0', id, error };
+}
+
+function isAnswer(m: unknown): m is { id?: unknown; result?: unknown; error?: unknown } {
+  return (
+    typeof m === 'object' && m !== null && !Array.isArray(m) && !('method' in m) && ('result' in m || 'error' in m)
+  );
+}
