@@ -47,16 +47,17 @@ async function loadEsbuild() {
   }
 }
 
-// The bundle the manifest names: run.js, or the .mjs its run.command gives node.
-function outfileFromManifest(folder) {
+// The manifest's run: the bundle it names (run.js, or the .mjs its run.command gives node), and
+// whether the plugin runs under Node only (run.command).
+function runFromManifest(folder) {
   const manifest = readJson(join(folder, 'escouade-plugin.json'));
   const run = manifest && manifest.run;
-  if (run && typeof run.js === 'string') return run.js;
+  if (run && typeof run.js === 'string') return { outfile: run.js, nodeOnly: false };
   if (run && Array.isArray(run.command)) {
     const file = run.command.find((w, i) => i > 0 && typeof w === 'string' && w.endsWith('.mjs'));
-    if (file) return file;
+    return { outfile: file, nodeOnly: true };
   }
-  return undefined;
+  return { outfile: undefined, nodeOnly: false };
 }
 
 function parseArgs(argv) {
@@ -78,8 +79,10 @@ function parseArgs(argv) {
 }
 
 // Why the sandbox would refuse this bundle, or undefined. `meta` is esbuild's metafile entry
-// for it when the bundle was just made; a bundle made otherwise is read as text.
-export function refusal(text, meta) {
+// for it when the bundle was just made; a bundle made otherwise is read as text. With
+// `nodeOnly` (the manifest runs it with node), importing Node's other modules is not a refusal:
+// each is said in `notes`, since that bundle would not run in the sandbox.
+export function refusal(text, meta, nodeOnly = false, notes = []) {
   const firstLine = text.split('\n', 1)[0].replace(/\r$/, '');
   const found = /^\/\/ @escouade-dev\/plugin (\d+)\.(\d+)/.exec(firstLine);
   if (!found) return `its first line is not "${mark}": build it with escouade-plugin-build`;
@@ -93,8 +96,9 @@ export function refusal(text, meta) {
         return `it imports "${imp.path}" at run time (import()): the sandbox loads no module, its bundle holds all its code`;
       if (imp.kind === 'require-call')
         return `it calls require("${imp.path}"): the sandbox loads no module; import only node:fs and node:readline`;
-      if (!allowedImports.includes(imp.path))
-        return `it imports "${imp.path}": a bundle may import only node:fs and node:readline (the sandbox gives no other module)`;
+      if (allowedImports.includes(imp.path)) continue;
+      if (nodeOnly) notes.push(`it imports "${imp.path}": it runs under Node only (the sandbox gives no module but node:fs and node:readline)`);
+      else return `it imports "${imp.path}": a bundle may import only node:fs and node:readline (the sandbox gives no other module)`;
     }
     if (meta.exports.length > 0)
       return `its entry exports ${meta.exports.map((e) => `"${e}"`).join(', ')}: a plugin's bundle has no exports (move them to a module the entry imports)`;
@@ -108,7 +112,8 @@ async function build(args) {
   const entry = args.entry ?? pkg.escouade?.entry ?? (existsSync('src/main.ts') ? 'src/main.ts' : undefined);
   if (!entry) fail('no entry: give --entry, or "escouade": {"entry": ...} in package.json, or write src/main.ts');
   if (!existsSync(entry)) fail(`the entry ${entry} does not exist`);
-  const outfile = args.outfile ?? outfileFromManifest(folder) ?? 'dist/plugin.mjs';
+  const run = runFromManifest(folder);
+  const outfile = args.outfile ?? run.outfile ?? 'dist/plugin.mjs';
   const esbuild = await loadEsbuild();
   let result;
   try {
@@ -122,6 +127,7 @@ async function build(args) {
       target: ['es2022', 'firefox102', 'node18'],
       banner: { js: `${mark}\n${prologue}` },
       alias: { fs: 'node:fs', readline: 'node:readline' },
+      // Node's own modules stay imports (platform: 'node'); the sandbox's two are named here.
       external: allowedImports,
       minify: Boolean(args.minify),
       legalComments: 'none',
@@ -141,8 +147,10 @@ async function build(args) {
   }
   const file = result.outputFiles.find((f) => f.path.endsWith('.mjs') || f.path.endsWith('.js'));
   const meta = Object.entries(result.metafile.outputs).find(([path]) => resolve(path) === resolve(outfile))?.[1];
-  const why = refusal(file.text, meta);
+  const notes = [];
+  const why = refusal(file.text, meta, run.nodeOnly, notes);
   if (why) fail(`${relative(folder, file.path)} would not run in Escouade's sandbox: ${why}`);
+  for (const note of notes) process.stderr.write(`escouade-plugin-build: note: ${note}\n`);
   // An import() whose module is computed is left as it is by esbuild, which cannot know it; the
   // sandbox refuses it when it runs.
   if (/(^|[^.\w$])import\s*\(/m.test(file.text))

@@ -72,6 +72,13 @@ describe('escouade-plugin-build', () => {
     }
   });
 
+  it('lets a plugin run by node import Node\'s modules, and says it runs under Node only', () => {
+    const manifest = JSON.stringify({ id: 'dev.example.x', run: { command: ['node', 'dist/plugin.mjs'] } });
+    const r = build({ 'src/main.ts': "import { execSync } from 'node:child_process'; execSync('true');", 'escouade-plugin.json': manifest });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /note: it imports "(node:)?child_process": it runs under Node only/);
+  });
+
   it('warns of an import() it cannot judge, which the sandbox refuses when it runs', () => {
     const r = build({ 'src/main.ts': "const m = 'node:' + 'net'; await import(m);" });
     assert.equal(r.status, 0, r.stderr);
