@@ -119,11 +119,25 @@ sed 's/^/   | /' "$repo/ESCOUADE-NOTES.md"
 
 cat <<'TEXT'
 
+   A plugin written in TypeScript with @escouade-dev/plugin (examples/guard-ts): one bundle,
+   dist/plugin.mjs, made by escouade-plugin-build. First inside Escouade ("run": {"js": ...}),
+   then the very same file as a process under Node ("run": {"command": ["node", ...]}):
+TEXT
+for kind in guard-ts guard-ts-process; do
+  echo
+  if [ "$kind" = guard-ts ]; then echo "   -- inside Escouade, run.js"; else echo "   -- under Node, run.command node dist/plugin.mjs"; fi
+  "$cli" run "$examples/$kind" --project billing --data-dir "$work/ts-data-$kind" \
+    --scenario scripts/demo/typescript.jsonl
+done
+
+cat <<'TEXT'
+
 == 3. The conformance bench: escouade-plugin test <folder> plays Escouade's side against a
    plugin and tells, check by check, whether it keeps to protocol 1. First the examples, the
    run.js and run.wasm guards in the sandbox as the host runs them:
 TEXT
-for example in guard fact-journal notifier guard-js guard-wasm slack repo-notes; do
+for example in guard fact-journal notifier guard-js guard-wasm slack repo-notes guard-ts \
+  guard-ts-process notifier-ts notifier-ts-process; do
   echo
   "$cli" test "$examples/$example"
 done
