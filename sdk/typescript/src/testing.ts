@@ -192,15 +192,16 @@ export class TestEscouade {
     const handler = this.handlers.get(method);
     if (handler) return handler(params);
     const p = (params ?? {}) as { key?: string; project?: string; path?: string };
+    // A table's own entry only: a key named like an object property ("__proto__") is none.
+    const own = <T>(table: { [k: string]: T } | undefined, key: string | undefined): T | undefined =>
+      table !== undefined && key !== undefined && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
     switch (method) {
       case 'secrets/get':
-        return this.options.secrets?.[p.key ?? ''] ?? null;
-      case 'settings/get': {
-        const own = p.project !== undefined ? this.options.projectSettings?.[p.project] : undefined;
-        return { ...this.options.settings, ...own };
-      }
+        return own(this.options.secrets, p.key) ?? null;
+      case 'settings/get':
+        return { ...this.options.settings, ...own(this.options.projectSettings, p.project) };
       case 'files/read': {
-        const text = this.options.files?.[p.path ?? ''];
+        const text = own(this.options.files, p.path);
         if (text === undefined) throw new EscouadeError(ErrorCode.notFound, `${p.path}: no such file in the plugin's folder`);
         return text;
       }

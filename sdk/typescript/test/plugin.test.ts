@@ -192,6 +192,26 @@ describe('facts', () => {
     assert.deepEqual(e.logs, [{ level: 'error', message: 'the handler of agent.status failed: boom' }]);
   });
 
+  it('gives a fact of a name it does not know to the handlers of its family and of all facts', async () => {
+    const heard: string[] = [];
+    const plugin = new Plugin()
+      .onFact('ticket.*', (f) => void heard.push('ticket:' + f.name))
+      .onFact('agent.status', (f) => void heard.push('status:' + f.name))
+      .onFact((f) => void heard.push('all:' + f.name));
+    const e = new TestEscouade(plugin);
+    await e.start();
+    await e.notify('events/fact', { name: 'ticket.archived', version: 1, seq: 1, at: 'x', data: {}, extra: true });
+    assert.deepEqual(heard, ['ticket:ticket.archived', 'all:ticket.archived']);
+    assert.deepEqual(e.logs, []);
+  });
+
+  it('answers -32601 to a method named like an object property', async () => {
+    const e = new TestEscouade(new Plugin());
+    await e.start();
+    for (const m of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      await assert.rejects(e.request(m, {}), { code: -32601 }, m);
+  });
+
   it('sets aside a fact that does not hold, with a warning in the journal', async () => {
     const heard: string[] = [];
     const e = new TestEscouade(new Plugin().onFact((f) => void heard.push(f.name)));
