@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "../../../tests/integration/host_client.hpp"
@@ -49,14 +50,31 @@ json::value decide(HostClient& host, std::string_view kind, std::string_view com
   return r.result;
 }
 
+// One build of an example: its folder under <build>/examples, the id its manifest gives (the
+// TypeScript twins have ids of their own) and how it runs, which names the test.
+struct ExampleBuild {
+  std::string folder;
+  std::string id;
+  std::string run;
+};
+
+void PrintTo(const ExampleBuild& build, std::ostream* os) {
+  *os << build.folder;
+}
+
+std::string run_name(const ::testing::TestParamInfo<ExampleBuild>& info) {
+  return info.param.run;
+}
+
 // The guard as a process (guard/) and as run.wasm in the sandbox (guard-wasm/, the same sources
-// built for wasm32-wasi) decide alike.
-class GuardThroughHost : public ::testing::TestWithParam<std::string> {};
+// built for wasm32-wasi) decide alike; so does its TypeScript twin, one bundle run in the sandbox
+// (guard-ts/) and by Node as a process (guard-ts-process/).
+class GuardThroughHost : public ::testing::TestWithParam<ExampleBuild> {};
 
 TEST_P(GuardThroughHost, DecidesFromItsRules) {
   HostClient host;
-  const std::string id = host.load_and_enable(kExamples / GetParam());
-  ASSERT_EQ(id, "dev.example.guard");
+  const std::string id = host.load_and_enable(kExamples / GetParam().folder);
+  ASSERT_EQ(id, GetParam().id);
   // Started by its activation, then its rules read with files/read before any decision.
   publish(host, make_fact("agent.status", 1, {{"status", "working"}}));
   host.wait_status(id, "running");
@@ -91,10 +109,15 @@ TEST_P(GuardThroughHost, DecidesFromItsRules) {
   EXPECT_EQ(*unknown.error_code, -32601);
 }
 
-INSTANTIATE_TEST_SUITE_P(Builds, GuardThroughHost, ::testing::Values("guard", "guard-wasm"),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           return p.param == "guard" ? std::string("process") : std::string("wasm");
-                         });
+INSTANTIATE_TEST_SUITE_P(Builds, GuardThroughHost,
+                         ::testing::Values(ExampleBuild{"guard", "dev.example.guard", "process"},
+                                           ExampleBuild{"guard-wasm", "dev.example.guard", "wasm"}),
+                         run_name);
+INSTANTIATE_TEST_SUITE_P(
+    TypeScript, GuardThroughHost,
+    ::testing::Values(ExampleBuild{"guard-ts", "dev.example.guard-ts", "sandbox"},
+                      ExampleBuild{"guard-ts-process", "dev.example.guard-ts", "process"}),
+    run_name);
 
 // The same rules, in plain JavaScript, run inside the host (examples/guard-js).
 TEST(ExamplesThroughHost, GuardJsDecidesFromItsRulesInTheSandbox) {
@@ -154,9 +177,15 @@ TEST(ExamplesThroughHost, FactJournalSummarizesEachProject) {
   EXPECT_NE(journal.find(four, first + 1), std::string::npos) << journal;
 }
 
-TEST(ExamplesThroughHost, NotifierUsesItsSecretAndSettingAndNeverJournalsTheToken) {
+// The notifier as a process (notifier/), and its TypeScript twin in the sandbox (notifier-ts/) and
+// by Node (notifier-ts-process/): the secret set by the app, the setting, the same journal. The
+// secrets are in the test host's file store (HostClient), never the machine's keychain.
+class NotifierThroughHost : public ::testing::TestWithParam<ExampleBuild> {};
+
+TEST_P(NotifierThroughHost, UsesItsSecretAndSettingAndNeverJournalsTheToken) {
   HostClient host;
-  const std::string id = host.load_and_enable(kExamples / "notifier");
+  const std::string id = host.load_and_enable(kExamples / GetParam().folder);
+  ASSERT_EQ(id, GetParam().id);
   const std::string token = "xoxb-4242-very-secret";
   auto secret =
       host.call("host/secrets/set", json::object{{"id", id}, {"key", "token"}, {"value", token}});
@@ -190,5 +219,15 @@ TEST(ExamplesThroughHost, NotifierUsesItsSecretAndSettingAndNeverJournalsTheToke
     ++posts;
   EXPECT_EQ(posts, 2u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Builds, NotifierThroughHost,
+                         ::testing::Values(ExampleBuild{"notifier", "dev.example.notifier",
+                                                        "process"}),
+                         run_name);
+INSTANTIATE_TEST_SUITE_P(
+    TypeScript, NotifierThroughHost,
+    ::testing::Values(ExampleBuild{"notifier-ts", "dev.example.notifier-ts", "sandbox"},
+                      ExampleBuild{"notifier-ts-process", "dev.example.notifier-ts", "process"}),
+    run_name);
 
 }  // namespace

@@ -182,14 +182,14 @@ function testFiles(paths) {
 
 // In a test, import.meta.url is its own source file's, as if Node ran it where it lies: a test
 // reads its fixtures beside it (new URL('../rules.json', import.meta.url)), not beside the bundle.
-// Each file that names it gets a constant of its URL (on its first line: the lines stay where
-// they are), and import.meta.url in code (not in strings) is defined as that constant.
+// Each file that names it, a package's too, gets a constant of its URL (on its first line: the
+// lines stay where they are), and import.meta.url in code (not in strings) is defined as that
+// constant.
 const sourceUrlName = '__escouadeSourceUrl';
 const sourceUrls = {
   name: 'escouade-source-urls',
   setup(b) {
     b.onLoad({ filter: /\.(ts|mts|js|mjs)$/ }, (a) => {
-      if (a.path.includes(`${'/'}node_modules${'/'}`)) return undefined;
       const text = readFileSync(a.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
       const url = JSON.stringify(pathToFileURL(a.path).href);

@@ -95,6 +95,37 @@ describe('escouade-plugin-build', () => {
   });
 });
 
+describe('escouade-plugin-build test', () => {
+  it('gives each test file and each package its own import.meta.url', () => {
+    const folder = join(scratch, 'tests-urls');
+    const files: { [path: string]: string } = {
+      'node_modules/dep/package.json': '{"name": "dep", "type": "module", "main": "index.mjs"}',
+      'node_modules/dep/index.mjs': "export const where = () => new URL('.', import.meta.url).href;",
+      'fixtures/rules.json': '{"ok": true}',
+      'test/urls.test.ts': [
+        "import assert from 'node:assert/strict';",
+        "import { readFileSync } from 'node:fs';",
+        "import { it } from 'node:test';",
+        "import { where } from 'dep';",
+        "it('reads beside its source', () => {",
+        "  assert.deepEqual(JSON.parse(readFileSync(new URL('../fixtures/rules.json', import.meta.url), 'utf8')), { ok: true });",
+        "  assert.match(where(), /node_modules\\/dep\\/$/);",
+        '});',
+      ].join('\n'),
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(folder, path)), { recursive: true });
+      writeFileSync(join(folder, path), text);
+    }
+    // Without this runner's own context, the inner runner reports as text.
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT;
+    const r = spawnSync(process.execPath, [bin, 'test'], { cwd: folder, encoding: 'utf8', env });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /# pass 1/);
+  });
+});
+
 describe('the bundle under Node', () => {
   it('speaks the protocol on stdio, reads its root JSON files, and exits 0 after shutdown', async () => {
     const r = build({ 'src/main.ts': echo, 'rules.json': '{"say":"hi"}' });
