@@ -1,8 +1,9 @@
-// `escouade-plugin new cpp|wasm|js <dir> [--id ID] [--name NAME]`: a new C++ plugin folder, a
-// process or a run.wasm module, or a JavaScript one (scaffold.hpp), then what was written and
-// the commands that come next.
+// `escouade-plugin new cpp|wasm|js|ts <dir> [--id ID] [--name NAME]`: a new C++ plugin folder,
+// a process or a run.wasm module, a JavaScript one or a TypeScript one (scaffold.hpp), then what
+// was written and the commands that come next.
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -32,19 +33,22 @@ std::string shell_word(const std::string& text) {
   return quoted + "'";
 }
 
-int run_new_cpp(const NewArgs& args, bool id_given, bool name_given, bool wasm) {
-  scaffold::Request request{args.folder, std::nullopt, std::nullopt};
-  if (id_given) request.id = args.id;
-  if (name_given) request.name = args.name;
-  auto done = wasm ? scaffold::scaffold_wasm(request) : scaffold::scaffold_cpp(request);
-  if (!done) {
-    std::cerr << "escouade-plugin new: refused\n  " << done.error().message << "\n";
-    return 1;
-  }
-  std::cout << "Wrote " << done->identity.id << " (" << done->identity.name << "), a C++ plugin"
-            << (wasm ? " built as run.wasm" : "") << ", in " << done->folder.string() << ":\n";
-  for (const auto& f : done->files)
+int refused(const Error& error) {
+  std::cerr << "escouade-plugin new: refused\n  " << error.message << "\n";
+  return 1;
+}
+
+void print_written(const scaffold::Scaffolded& done, std::string_view what) {
+  std::cout << "Wrote " << done.identity.id << " (" << done.identity.name << "), " << what
+            << ", in " << done.folder.string() << ":\n";
+  for (const auto& f : done.files)
     std::cout << "  " << f << "\n";
+}
+
+int run_new_cpp(const scaffold::Request& request, bool wasm) {
+  auto done = wasm ? scaffold::scaffold_wasm(request) : scaffold::scaffold_cpp(request);
+  if (!done) return refused(done.error());
+  print_written(*done, wasm ? "a C++ plugin built as run.wasm" : "a C++ plugin");
   std::cout << "Next: build it ("
             << (wasm ? std::string("its module goes to plugin.wasm")
                      : "its program goes to bin/" + done->identity.target)
@@ -55,24 +59,46 @@ int run_new_cpp(const NewArgs& args, bool id_given, bool name_given, bool wasm) 
   return 0;
 }
 
-int run_new_js(const NewArgs& args, bool id_given, bool name_given) {
-  scaffold::Request request{args.folder, std::nullopt, std::nullopt};
-  if (id_given) request.id = args.id;
-  if (name_given) request.name = args.name;
+int run_new_js(const scaffold::Request& request) {
   auto done = scaffold::scaffold_js(request);
-  if (!done) {
-    std::cerr << "escouade-plugin new: refused\n  " << done.error().message << "\n";
-    return 1;
-  }
-  std::cout << "Wrote " << done->identity.id << " (" << done->identity.name
-            << "), a JavaScript plugin that runs inside Escouade, in " << done->folder.string()
-            << ":\n";
-  for (const auto& f : done->files)
-    std::cout << "  " << f << "\n";
+  if (!done) return refused(done.error());
+  print_written(*done, "a JavaScript plugin that runs inside Escouade");
   std::cout << "Next: nothing to build; run the conformance bench on it:\n"
             << "  cd " << shell_word(done->folder.string()) << "\n"
             << "  escouade-plugin test .\n";
   return 0;
+}
+
+int run_new_ts(const scaffold::Request& request) {
+  auto done = scaffold::scaffold_ts(request);
+  if (!done) return refused(done.error());
+  print_written(*done, "a TypeScript plugin with @escouade-dev/plugin (under " +
+                           std::string(scaffold::kTsSdkFolder) + ")");
+  std::cout << "Next: install what its package-lock.json names (esbuild, TypeScript), build "
+               "dist/plugin.mjs, then run the conformance bench on it:\n"
+            << "  cd " << shell_word(done->folder.string())
+            << " && npm install && npm run build && escouade-plugin test .\n";
+  return 0;
+}
+
+// `new <kind> <dir> [--id ID] [--name NAME]`: `run` with what was given, its exit code kept.
+void add_kind(CLI::App& parent, const std::string& kind, const std::string& description,
+              std::function<int(const scaffold::Request&)> run, int& exit_code) {
+  auto args = std::make_shared<NewArgs>();
+  CLI::App* sub = parent.add_subcommand(kind, description);
+  sub->add_option("dir", args->folder, "The new folder; made when missing, refused when not empty")
+      ->required();
+  CLI::Option* id = sub->add_option(
+      "--id", args->id,
+      "The plugin's id, reverse-DNS in lower case (default: dev.example.<the folder's name>)");
+  CLI::Option* name = sub->add_option("--name", args->name,
+                                      "The name shown to the user (default: the folder's name)");
+  sub->callback([args, id, name, run = std::move(run), &exit_code] {
+    scaffold::Request request{args->folder, std::nullopt, std::nullopt};
+    if (id->count() > 0) request.id = args->id;
+    if (name->count() > 0) request.name = args->name;
+    exit_code = run(request);
+  });
 }
 
 }  // namespace
@@ -81,44 +107,27 @@ void add_new_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("new", "Makes a new plugin folder that builds as it is");
   cmd->require_subcommand(1);
 
-  for (const bool wasm : {false, true}) {
-    auto args = std::make_shared<NewArgs>();
-    CLI::App* sub = cmd->add_subcommand(
-        wasm ? "wasm" : "cpp",
-        wasm ? "A C++ plugin with the SDK built as run.wasm (clang++-14 --target=wasm32-wasi), "
-               "which runs inside Escouade, isolated: manifest, src/main.cpp, CMakeLists.txt, "
-               "README.md, and the SDK under third_party/"
-             : "A C++ process plugin with the SDK: manifest, src/main.cpp, CMakeLists.txt, "
-               "README.md, and the SDK headers under third_party/");
-    sub->add_option("dir", args->folder,
-                    "The new folder; made when missing, refused when not empty")
-        ->required();
-    CLI::Option* id = sub->add_option(
-        "--id", args->id,
-        "The plugin's id, reverse-DNS in lower case (default: dev.example.<the folder's name>)");
-    CLI::Option* name = sub->add_option("--name", args->name,
-                                        "The name shown to the user (default: the folder's name)");
-    sub->callback([args, id, name, wasm, &exit_code] {
-      exit_code = run_new_cpp(*args, id->count() > 0, name->count() > 0, wasm);
-    });
-  }
-
-  auto js_args = std::make_shared<NewArgs>();
-  CLI::App* js = cmd->add_subcommand(
-      "js",
-      "A JavaScript plugin that runs inside Escouade: manifest, plugin.mjs (an ES module over "
-      "node:readline) and README.md; nothing to build");
-  js->add_option("dir", js_args->folder,
-                 "The new folder; made when missing, refused when not empty")
-      ->required();
-  CLI::Option* js_id = js->add_option(
-      "--id", js_args->id,
-      "The plugin's id, reverse-DNS in lower case (default: dev.example.<the folder's name>)");
-  CLI::Option* js_name = js->add_option("--name", js_args->name,
-                                        "The name shown to the user (default: the folder's name)");
-  js->callback([js_args, js_id, js_name, &exit_code] {
-    exit_code = run_new_js(*js_args, js_id->count() > 0, js_name->count() > 0);
-  });
+  add_kind(
+      *cmd, "cpp",
+      "A C++ process plugin with the SDK: manifest, src/main.cpp, CMakeLists.txt, "
+      "README.md, and the SDK headers under third_party/",
+      [](const scaffold::Request& r) { return run_new_cpp(r, false); }, exit_code);
+  add_kind(
+      *cmd, "wasm",
+      "A C++ plugin with the SDK built as run.wasm (clang++-14 --target=wasm32-wasi), "
+      "which runs inside Escouade, isolated: manifest, src/main.cpp, CMakeLists.txt, "
+      "README.md, and the SDK under third_party/",
+      [](const scaffold::Request& r) { return run_new_cpp(r, true); }, exit_code);
+  add_kind(*cmd, "js",
+           "A JavaScript plugin that runs inside Escouade: manifest, plugin.mjs (an ES module "
+           "over node:readline) and README.md; nothing to build",
+           run_new_js, exit_code);
+  add_kind(*cmd, "ts",
+           "A TypeScript plugin with @escouade-dev/plugin, bundled into dist/plugin.mjs, which "
+           "runs inside Escouade or under Node: manifest, package.json and its lockfile, "
+           "tsconfig.json, src/, test/, README.md, and the SDK under vendor/; then npm install "
+           "&& npm run build",
+           run_new_ts, exit_code);
 }
 
 }  // namespace escouade::cli

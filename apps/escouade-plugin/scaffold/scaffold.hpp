@@ -8,7 +8,8 @@
 //   CMakeLists.txt         standalone; puts the program in bin/<target>
 //   README.md, .gitignore
 //   third_party/escouade/include/escouade/*.hpp   the SDK headers this binary was built with
-// `escouade-plugin new js <dir>`: a run.js plugin, see plan_js below.
+// `escouade-plugin new js <dir>`: a run.js plugin, see plan_js below; `new ts <dir>`: a
+// TypeScript project with the TypeScript SDK vendored, see plan_ts below.
 // Nothing here prints; the command (new_command.cpp) does. Not thread-safe: it writes files.
 
 #include <filesystem>
@@ -23,6 +24,10 @@ namespace escouade::scaffold {
 
 // Where the SDK headers go, relative to the new folder.
 inline constexpr std::string_view kSdkFolder = "third_party/escouade/include/escouade";
+
+// Where `new ts` puts the TypeScript SDK's package, relative to the new folder: the template's
+// package.json depends on "file:vendor/escouade-dev-plugin".
+inline constexpr std::string_view kTsSdkFolder = "vendor/escouade-dev-plugin";
 
 // What `new cpp` was given.
 struct Request {
@@ -95,6 +100,18 @@ Result<Scaffolded> scaffold_wasm(const Request& request);
 std::vector<PlannedFile> plan_js(const Identity& who);
 // As scaffold_cpp, with plan_js's files.
 Result<Scaffolded> scaffold_js(const Request& request);
+
+// `new ts` (scaffold_ts.cpp): template-ts filled in (its gitignore written as .gitignore), the
+// manifest first: escouade-plugin.json with "run": {"js": "dist/plugin.mjs"}, package.json
+// (named after the target, its devDependencies the SDK, TypeScript and Node's types) and its
+// package-lock.json, tsconfig.json, src/plugin.ts (the plugin: a start and the facts logged,
+// decisions left to the user), src/main.ts (the bundle's entry), test/plugin.test.ts and
+// README.md; then the TypeScript SDK's package as it is (ts_sdk_files()) under kTsSdkFolder.
+// Pure.
+std::vector<PlannedFile> plan_ts(const Identity& who);
+// As scaffold_cpp, with plan_ts's files; then the SDK's bin/ files are made executable where
+// they are readable (the mode npm gives a package's commands when it links them).
+Result<Scaffolded> scaffold_ts(const Request& request);
 
 // What scaffold_cpp and scaffold_js share: the checks, then `plan`'s files written.
 Result<Scaffolded> scaffold_with(const Request& request,

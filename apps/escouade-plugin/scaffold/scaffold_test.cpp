@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,6 +21,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+namespace json = boost::json;
 using escouade::scaffold::Identity;
 
 std::string read_file(const fs::path& path) {
@@ -88,6 +90,179 @@ TEST(ScaffoldEmbedded, TheJsPlanFillsEveryPlaceholder) {
       std::regex(R"(kParse = -\d+, kInvalidRequest = -\d+, kMethodNotFound = -\d+;)")));
   EXPECT_NE(module->bytes.find("// dev.example.js-one: an Escouade plugin"), std::string::npos);
   EXPECT_NE(files[0].bytes.find(R"("name": "JS \"one\"")"), std::string::npos) << files[0].bytes;
+}
+
+TEST(ScaffoldEmbedded, TheTsTemplateIsTheSourceTreesFileForFile) {
+  const auto on_disk = files_under(ESCOUADE_SCAFFOLD_TS_TEMPLATE, true);
+  EXPECT_EQ(embedded(escouade::scaffold::ts_files()), on_disk);
+  std::set<std::string> paths;
+  for (const auto& [path, bytes] : on_disk)
+    paths.insert(path);
+  EXPECT_EQ(paths,
+            (std::set<std::string>{"escouade-plugin.json", "package.json", "package-lock.json",
+                                   "tsconfig.json", "src/plugin.ts", "src/main.ts",
+                                   "test/plugin.test.ts", "README.md", "gitignore"}));
+}
+
+json::value parse_or_null(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  return ec ? json::value() : v;
+}
+
+// A member of an object, or null when it is not there (or `v` is not an object).
+json::value member(const json::value& v, std::string_view key) {
+  const auto* o = v.if_object();
+  const auto* found = o ? o->if_contains(key) : nullptr;
+  return found ? *found : json::value();
+}
+
+// What npm would publish of sdk/typescript: package.json, and what its "files" names (each
+// folder with everything under it).
+std::map<std::string, std::string> published_sdk() {
+  const fs::path sdk = ESCOUADE_TS_SDK;
+  std::map<std::string, std::string> out;
+  out["package.json"] = read_file(sdk / "package.json");
+  const json::value files = member(parse_or_null(out["package.json"]), "files");
+  EXPECT_TRUE(files.is_array()) << "sdk/typescript/package.json has no \"files\"";
+  if (!files.is_array()) return out;
+  for (const auto& entry : files.as_array()) {
+    const fs::path path = sdk / std::string(entry.as_string());
+    if (fs::is_directory(path)) {
+      for (const auto& [name, bytes] : files_under(path, true))
+        out[std::string(entry.as_string()) + "/" + name] = bytes;
+    } else {
+      out[std::string(entry.as_string())] = read_file(path);
+    }
+  }
+  return out;
+}
+
+TEST(ScaffoldEmbedded, TheVendoredTsSdkIsWhatNpmWouldPublishByteForByte) {
+  const auto published = published_sdk();
+  EXPECT_EQ(embedded(escouade::scaffold::ts_sdk_files()), published)
+      << "sdk/typescript/package.json's \"files\" and what embed_files.cmake embeds part";
+  EXPECT_TRUE(published.contains("bin/escouade-plugin-build.mjs"));
+  EXPECT_TRUE(published.contains("src/index.ts"));
+  EXPECT_TRUE(published.contains("src/testing.ts"));
+  EXPECT_TRUE(published.contains("README.md"));
+  EXPECT_FALSE(published.contains("tsconfig.json"));
+}
+
+// The lockfile `new ts` writes was made by npm for the SDK of the source tree: what it says of
+// the SDK's package (the link to vendor/, its version, its dependencies) is what
+// sdk/typescript/package.json says, its packages are at the versions the SDK and the template
+// pin, and those of the template are the repository's own (the npm cache has them).
+TEST(ScaffoldEmbedded, TheTsLockfileHoldsTheSdkOfTheSourceTree) {
+  const std::string regenerate =
+      "\nregenerate apps/escouade-plugin/scaffold/template-ts/package-lock.json: run "
+      "scripts/regen-ts-template-lock.sh (see scaffold_ts.cpp)";
+  const auto ts = embedded(escouade::scaffold::ts_files());
+  const auto sdk_files = embedded(escouade::scaffold::ts_sdk_files());
+  const json::value lock = parse_or_null(ts.at("package-lock.json"));
+  const json::value package = parse_or_null(ts.at("package.json"));
+  const json::value sdk = parse_or_null(sdk_files.at("package.json"));
+  ASSERT_TRUE(lock.is_object());
+  ASSERT_TRUE(package.is_object());
+  ASSERT_TRUE(sdk.is_object());
+  const json::value packages = member(lock, "packages");
+  const std::string vendor(escouade::scaffold::kTsSdkFolder);
+
+  EXPECT_EQ(member(lock, "name"), "@TARGET@");
+  EXPECT_EQ(member(member(packages, ""), "name"), "@TARGET@");
+  EXPECT_EQ(member(member(packages, ""), "devDependencies"), member(package, "devDependencies"))
+      << regenerate;
+  EXPECT_EQ(member(member(package, "devDependencies"), "@escouade-dev/plugin"),
+            json::value("file:" + vendor));
+  EXPECT_EQ(member(packages, "node_modules/@escouade-dev/plugin"),
+            (json::object{{"resolved", vendor}, {"link", true}}))
+      << regenerate;
+
+  // What npm copies into the lockfile from a linked package's package.json.
+  const json::value entry = member(packages, vendor);
+  for (const char* key :
+       {"name", "version", "license", "dependencies", "devDependencies", "optionalDependencies",
+        "peerDependencies", "bin", "engines", "os", "cpu"}) {
+    EXPECT_EQ(member(entry, key), member(sdk, key))
+        << "the lockfile's " << vendor << " says of " << key << " what sdk/typescript/package.json"
+        << " does not" << regenerate;
+  }
+
+  // Each package the SDK and the template pin, at its version (npm puts the SDK's beside the
+  // others, or under the SDK's own node_modules).
+  const auto locked_version = [&](const std::string& name) {
+    for (const std::string& at : {"node_modules/" + name, vendor + "/node_modules/" + name}) {
+      if (const json::value v = member(member(packages, at), "version"); !v.is_null()) return v;
+    }
+    return json::value();
+  };
+  for (const json::value& pins :
+       {member(sdk, "dependencies"), member(package, "devDependencies")}) {
+    ASSERT_TRUE(pins.is_object());
+    for (const auto& [name, version] : pins.as_object()) {
+      if (std::string(version.as_string()).starts_with("file:")) continue;
+      EXPECT_EQ(locked_version(name), version) << name << regenerate;
+    }
+  }
+  EXPECT_FALSE(member(member(sdk, "dependencies"), "esbuild").is_null());
+
+  // TypeScript and Node's types: the repository's own, so that its npm cache has them.
+  const json::value root =
+      parse_or_null(read_file(fs::path(ESCOUADE_TS_SDK) / "../../package.json"));
+  ASSERT_TRUE(root.is_object());
+  for (const char* name : {"typescript", "@types/node"}) {
+    EXPECT_EQ(member(member(package, "devDependencies"), name),
+              member(member(root, "devDependencies"), name))
+        << name << ": template-ts/package.json and the repository's package.json part"
+        << regenerate;
+  }
+}
+
+// What `new ts` writes: the template filled in (the name escaped in JSON), the manifest first,
+// then the SDK's package under vendor/ as it is.
+TEST(ScaffoldEmbedded, TheTsPlanFillsTheTemplateAndVendorsTheSdkAsItIs) {
+  const Identity who{"dev.example.ts-one", "TS \"one\"", "ts-one"};
+  const auto files = escouade::scaffold::plan_ts(who);
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files[0].path, "escouade-plugin.json");
+
+  std::map<std::string, std::string> planned;
+  for (const auto& f : files)
+    planned[f.path] = f.bytes;
+  std::set<std::string> expected;
+  for (const auto& f : escouade::scaffold::ts_files())
+    expected.insert(f.path == "gitignore" ? ".gitignore" : std::string(f.path));
+  const std::string vendor = std::string(escouade::scaffold::kTsSdkFolder) + "/";
+  for (const auto& f : escouade::scaffold::ts_sdk_files()) {
+    expected.insert(vendor + std::string(f.path));
+    EXPECT_EQ(planned[vendor + std::string(f.path)], f.bytes) << f.path;
+  }
+  std::set<std::string> paths;
+  for (const auto& [path, bytes] : planned)
+    paths.insert(path);
+  EXPECT_EQ(paths, expected);
+  EXPECT_EQ(files.size(), planned.size()) << "a path planned twice";
+
+  const std::regex placeholder("@[A-Z_]+@");
+  for (const auto& [path, bytes] : planned) {
+    if (path.starts_with(vendor)) continue;
+    EXPECT_FALSE(std::regex_search(bytes, placeholder)) << path;
+  }
+  const json::value manifest = parse_or_null(planned["escouade-plugin.json"]);
+  EXPECT_EQ(member(manifest, "id"), "dev.example.ts-one");
+  EXPECT_EQ(member(manifest, "name"), "TS \"one\"") << planned["escouade-plugin.json"];
+  EXPECT_EQ(member(manifest, "run"), (json::object{{"js", "dist/plugin.mjs"}}));
+  EXPECT_EQ(member(parse_or_null(planned["package.json"]), "name"), "ts-one");
+  const json::value lock = parse_or_null(planned["package-lock.json"]);
+  EXPECT_EQ(member(lock, "name"), "ts-one");
+  EXPECT_EQ(member(member(member(lock, "packages"), ""), "name"), "ts-one");
+  EXPECT_TRUE(parse_or_null(planned["tsconfig.json"]).is_object());
+  EXPECT_EQ(planned[".gitignore"], "node_modules/\n.escouade-build/\n");
+  EXPECT_NE(planned["src/plugin.ts"].find("new Plugin({ id: 'dev.example.ts-one' })"),
+            std::string::npos);
+  EXPECT_FALSE(std::regex_search(planned["src/main.ts"], std::regex("(^|\n)export ")))
+      << "a bundle exports nothing";
+  EXPECT_NE(planned["README.md"].find("# TS \"one\"\n"), std::string::npos);
 }
 
 TEST(ScaffoldEmbedded, TheSdkHeadersAreTheSourceTreesByteForByte) {
