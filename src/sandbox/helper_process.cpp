@@ -7,7 +7,9 @@
 #include <array>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "base/unique_fd.hpp"
@@ -28,6 +30,10 @@ struct HelperProcess::Shared {
   bool bound = false;
   std::optional<runtime::ProgramEnd> end;  // it ended; delivered once bound, after its records
   bool delivered = false;
+  // Its control pipe gave its end (or failed): every record it wrote has been read. Its end is
+  // delivered only then, so that a verdict (a stencil, an end record) is never overtaken.
+  bool pipe_done = false;
+  std::unique_ptr<asio::steady_timer> grace;  // the bound on waiting for that, once it ended
   wire::RecordReader records{kMaxControlRecordBytes};
   std::unique_ptr<asio::posix::stream_descriptor> pipe;
   std::array<char, 64 * 1024> buffer;
@@ -68,39 +74,40 @@ struct HelperProcess::Shared {
     }
   }
 
+  // Reads its records until the pipe's end: the helper's process holds the only writing end,
+  // so the end comes once it has ended, after everything it wrote. (Reading what is left when
+  // its exit is heard, beside a read still in flight, could feed the records out of order or
+  // into the buffer that read was filling: its stencil came after its end, now and then.)
   void read(const std::shared_ptr<Shared>& self) {
     pipe->async_read_some(asio::buffer(buffer),
                           [self](boost::system::error_code ec, std::size_t n) {
                             if (!self->owner || !self->pipe) return;
                             if (n > 0) self->feed(std::string_view(self->buffer.data(), n));
-                            if (!ec && !self->records.failed()) self->read(self);
+                            if (!ec && !self->records.failed()) return self->read(self);
+                            self->pipe_done = true;
+                            self->deliver();
                           });
   }
 
-  // Once the helper ended, what it wrote is all in the pipe: read now, without waiting, so that
-  // its end comes after every record. Bounded: a record is at most kMaxControlRecordBytes.
-  void drain() {
-    if (!pipe || !pipe->is_open()) return;
-    const int fd = pipe->native_handle();
-    std::size_t total = 0;
-    while (total <= kMaxControlRecordBytes + wire::kHeaderBytes && !records.failed()) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      total += static_cast<std::size_t>(n);
-      feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-    }
-  }
-
-  void ended(const runtime::ProgramEnd& e) {
-    drain();
+  void ended(const std::shared_ptr<Shared>& self, const runtime::ProgramEnd& e) {
     end = e;
+    if (!pipe_done) {
+      // Bounded: a descendant holding the pipe open (a helper's filter lets it make none) would
+      // otherwise hold its end back for good.
+      grace = std::make_unique<asio::steady_timer>(executor, std::chrono::seconds(2));
+      grace->async_wait([self](boost::system::error_code ec) {
+        if (ec || !self->owner) return;
+        self->pipe_done = true;
+        self->deliver();
+      });
+    }
     deliver();
   }
 
   void deliver() {
-    if (!bound || !end || delivered) return;
+    if (!bound || !end || !pipe_done || delivered) return;
     delivered = true;
+    if (grace) grace->cancel();
     if (events.exited) events.exited(*end);
   }
 };
@@ -168,7 +175,7 @@ Result<std::unique_ptr<HelperProcess>> HelperProcess::start(asio::any_io_executo
       s->events.input_drained(dropped);
   };
   forward.exited = [weak](const runtime::ProgramEnd& end) {
-    if (auto s = weak.lock()) s->ended(end);
+    if (auto s = weak.lock()) s->ended(s, end);
   };
   if (auto started = h->process_->start(std::move(forward)); !started) return started.error();
 
