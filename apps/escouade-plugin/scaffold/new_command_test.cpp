@@ -417,6 +417,10 @@ TEST(ScaffoldNew, TheGeneratedTsPluginBuildsAndPassesTheConformanceBenchBothWays
   }
   const std::string bundle = read_file(dir / "dist/plugin.mjs");
   EXPECT_EQ(bundle.rfind("// @escouade-dev/plugin ", 0), 0u) << bundle.substr(0, 80);
+  // Compiled as the host compiles it at its load.
+  Ran check = ws.cli({"check", dir.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("Module: dist/plugin.mjs compiles"), std::string::npos) << check.out;
 
   const auto started = [](const json::value& report) {
     for (const auto& c : report.at("checks").as_array())

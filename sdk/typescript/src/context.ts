@@ -4,6 +4,7 @@ import { fromBase64, toBase64 } from './base64';
 import { EscouadeError } from './errors';
 import { Program, Programs, type ProgramRun, type SpawnOptions } from './programs';
 import {
+  ErrorCode,
   methods,
   type FsListResult,
   type FsPath,
@@ -213,7 +214,7 @@ export function makeContext(
     async file(path) {
       const text = await call('files/read', { path });
       if (typeof text !== 'string')
-        throw new EscouadeError(-32603, `files/read: Escouade answered ${JSON.stringify(text)}, not a text`);
+        throw new EscouadeError(ErrorCode.internal, `files/read: Escouade answered ${JSON.stringify(text)}, not a text`);
       return text;
     },
     log,
