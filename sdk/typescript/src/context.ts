@@ -14,13 +14,15 @@ import {
   type FsWriteResult,
   type InitializeParams,
   type LogParams,
-  type MethodName,
   type ParamsOf,
   type ResultOf,
   type ToEscouadeNotification,
   type ToEscouadeRequest,
 } from './protocol';
 import type { BatchCall, Session } from './session';
+
+/** What the context calls Escouade through: the plugin's session. */
+export type Caller = Pick<Session, 'call' | 'notify' | 'batch'>;
 
 export type Level = LogParams['level'];
 
@@ -54,7 +56,7 @@ export interface Files {
 }
 
 /** The programs of permissions.commands (proc/*), started by Escouade, never through a shell. */
-export interface Programs_ {
+export interface Proc {
   /** Starts a program: its output comes as events and async iterables on the Program. */
   spawn(options: SpawnOptions): Promise<Program>;
   /** Starts a program, gives it `input` (then closes its input) and waits for its end. */
@@ -79,7 +81,7 @@ export interface Context {
   file(path: string): Promise<string>;
   readonly log: Log;
   readonly fs: Files;
-  readonly proc: Programs_;
+  readonly proc: Proc;
   /** HTTP: Escouade's (net/fetch) inside the sandbox, Node's own in a process. */
   readonly fetch: typeof fetch;
   /** Any request to Escouade, typed when the schema has it. */
@@ -100,7 +102,7 @@ export function delayOf(method: string): number {
 
 /** @internal The context the Plugin gives its handlers. */
 export function makeContext(
-  session: Session,
+  session: Caller,
   programs: Programs,
   who: { pluginId(): string; init(): InitializeParams | undefined; sandboxed: boolean },
 ): Context {
@@ -178,7 +180,7 @@ export function makeContext(
     const start = () => (call('proc/spawn', params) as Promise<{ proc: number }>).then((r) => r.proc);
     return programs.spawned(start, programCalls);
   };
-  const proc: Programs_ = {
+  const proc: Proc = {
     spawn,
     async run(options) {
       const { input, ...rest } = options;
@@ -227,4 +229,3 @@ export function makeContext(
   };
 }
 
-export type { MethodName };

@@ -5,7 +5,7 @@
 export { Plugin, matches, type FactPattern, type FactHandler, type DecideHandler, type StartHandler, type PluginOptions, type Connection } from './plugin';
 export { allow, deny, ask } from './decisions';
 export { EscouadeError, invalidParams } from './errors';
-export type { Context, Files, Log, Level, Where } from './context';
+export type { Context, Files, Proc, Log, Level, Where } from './context';
 export { Program, OutputStream, type ProgramRun, type SpawnOptions } from './programs';
 export { stdioTransport, inSandbox, type Transport } from './transport';
 export { toBase64, fromBase64 } from './base64';

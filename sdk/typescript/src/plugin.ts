@@ -5,7 +5,6 @@ import { makeContext, type Context } from './context';
 import { EscouadeError, invalidParams } from './errors';
 import { Programs } from './programs';
 import {
-  checkDecision,
   ErrorCode,
   methods,
   protocolVersion,
@@ -151,10 +150,14 @@ export class Plugin {
       if (exit) transport.exit(code);
     };
     const programs = new Programs(trace);
-    // The session is made below; serve() only runs once it exists.
     let session!: Session;
     const context = makeContext(
-      { call: (m, p, t) => session.call(m, p, t), notify: (m, p) => session.notify(m, p), batch: (c, d) => session.batch(c, d) } as Session,
+      // The session is made below, once serve() exists: the context reaches it when it calls.
+      {
+        call: (m, p, t) => session.call(m, p, t),
+        notify: (m, p) => session.notify(m, p),
+        batch: (c, d) => session.batch(c, d),
+      },
       programs,
       {
         pluginId: () => init?.plugin.id ?? this.options.id ?? '',
@@ -280,4 +283,3 @@ export function matches(pattern: FactPattern, name: string): boolean {
   return pattern === name;
 }
 
-export { checkDecision };
