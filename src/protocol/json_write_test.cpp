@@ -126,6 +126,37 @@ TEST(WriteJson, StringsAreEscapedAsTheSerializerEscapesThem) {
   }
 }
 
+// Long strings are written straight into the output (kLongString, 512 bytes): each byte at the
+// start, in the middle and at the end of one, escapes close together and far apart, and every
+// size around the words the clean runs are read by.
+TEST(WriteJson, LongStringsAreEscapedAsTheSerializerEscapesThem) {
+  const std::string filler(700, 'x');
+  for (int b = 0; b < 256; ++b) {
+    const std::string one(1, static_cast<char>(b));
+    for (const std::string& s : {one + filler, filler + one, filler + one + filler + one + one,
+                                 std::string(600, static_cast<char>(b))}) {
+      EXPECT_EQ(written(std::string_view(s)), json::serialize(json::string(s))) << "byte " << b;
+    }
+  }
+  std::mt19937 rng(32);
+  for (int i = 0; i < 300; ++i) {
+    std::string s;
+    const int size = std::uniform_int_distribution<int>(500, 4000)(rng);
+    const int every = std::uniform_int_distribution<int>(1, 80)(rng);  // one byte in `every`
+    while (static_cast<int>(s.size()) < size) {
+      if (std::uniform_int_distribution<int>(1, every)(rng) == 1)
+        s += static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+      else
+        s += static_cast<char>(std::uniform_int_distribution<int>('a', 'z')(rng));
+    }
+    EXPECT_EQ(written(std::string_view(s)), json::serialize(json::string(s))) << "case " << i;
+  }
+  // Inside a message: what comes before and after the long string stays in its place.
+  const std::string text = "line 1: \"a\"\tb\n" + filler + "\x01\xc3\xa9";
+  json::object o{{"a", 1}, {"text", text}, {"z", "end"}};
+  EXPECT_EQ(written(json::value(o)), json::serialize(o));
+}
+
 json::value random_value(std::mt19937& rng, int depth) {
   const int kind = std::uniform_int_distribution<int>(0, depth > 6 ? 6 : 8)(rng);
   switch (kind) {
