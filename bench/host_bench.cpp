@@ -353,6 +353,9 @@ int main(int argc, char** argv) {
     if (which == "all" || which == "idle") bench_idle(200);
     // bench_host sandbox [calls|cold|idle|large|wasm]: one part, or all of them.
     if (which == "all" || which == "sandbox") bench_sandbox(5000, argc > 2 ? argv[2] : "");
+    // fs/read and proc/spawn through the host, beside the same done directly.
+    if (which == "all" || which == "services")
+      bench_services(argc > 2 && which == "services" ? std::atoi(argv[2]) : 1000);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_host: %s\n", e.what());
     fs::remove_all(g_root);

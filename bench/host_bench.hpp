@@ -94,6 +94,7 @@ struct Rig {
     c.base_env = {"PATH=/usr/bin:/bin"};
     c.check_environment.search_path = "/usr/bin:/bin";  // node, for the bundles run by Node
     context.ender = &ender;
+    c.processes = &context;  // as escouade-host: the programs of proc/spawn share it
     programs.route(runtime::RunKind::command, &processes);
     programs.route(runtime::RunKind::js, &js);
     programs.route(runtime::RunKind::wasm, &js);
@@ -150,6 +151,10 @@ std::filesystem::path make_js_plugin(const std::string& id, const std::string& t
 // The sandbox beside processes: calls, decisions, cold starts, idle memory
 // (host_bench_sandbox.cpp). `part`: one of calls, cold, idle, large, wasm; empty for all.
 void bench_sandbox(int iterations, const std::string& part = {});
+
+// fs/read of a 256 KiB file and proc/spawn of `true` to its proc/exit, through the host (run.js
+// and Node) and done directly (host_bench_services.cpp); `iterations` reads, a quarter as many spawns.
+void bench_services(int iterations);
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
 void bench_app(int iterations);
