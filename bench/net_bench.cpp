@@ -1,18 +1,25 @@
-// bench_net (issue 29, point 10): the network of a sandboxed plugin, each figure beside its
-// floor measured in the same round (paired, interleaved: this VM drifts more than the gaps).
+// bench_net (issues 29 and 32): the network of a sandboxed plugin, each figure beside its
+// floors measured in the same round (paired, interleaved: this VM drifts more than the gaps).
 // Runs in the network lab of the tests (tests/support/net_lab.hpp): a TLS server signed by a
-// test CA on 203.0.113.10:443, named chat.example.com by the lab's /etc/hosts.
+// test CA on 203.0.113.10:443, named chat.example.com by the lab's /etc/hosts, that keeps its
+// connections alive (TestWebServer::keep_alive).
 //
-//   fetch      a GET of /hello (a new TLS connection each time, as the host makes one an
-//              exchange): direct (Beast and OpenSSL in this program, the floor), by the host's
-//              client alone (net::Client: the egress verdict, the judged connect), and by a run.js
-//              plugin's fetch through the whole host (host.call -> the plugin -> net/stream ->
-//              the body read -> its answer); microseconds, p50 and p99
+//   fetch      a GET of /hello; microseconds, p50 and p99:
+//                direct_kept  the floor: Beast and OpenSSL in this program, the same request on
+//                             one connection kept alive
+//                direct       the second floor: the same over a new TLS connection each time
+//                client       by the host's client alone (net::Client with a pool of its own:
+//                             the egress verdict, the pool's lookup, the exchange)
+//                host         by a run.js plugin's fetch through the whole host (host.call ->
+//                             the plugin -> net/stream -> the body read -> its answer), over the
+//                             connection its run keeps alive
 //   stream     32 MiB of a chunked body: read directly (the floor), and drained by the plugin
 //              with a reader through net/stream, 256 KiB of credit at most; MB/s
 //
-// Usage: bench_net [--rounds R] [--iterations N]; one JSON line a figure a round, then the
-// medians of each figure's ratio to its floor.
+// Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept]; one JSON line a
+// figure a round, then the medians of each figure's ratio to its floors (`_over_direct_kept`: to
+// the kept-alive one, `_over_direct`: to the new connection's). --only: that fetch alone, N
+// times, its p50 (for a profiler).
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -29,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +88,38 @@ std::size_t direct_get(asio::io_context& io, asio::ssl::context& tls, const std:
   return parser.get().body().size();
 }
 
+// The floor: the same GET on one connection kept alive (opened again only if the server closed
+// it), with Beast and OpenSSL and nothing else.
+class DirectKept {
+ public:
+  DirectKept(asio::io_context& io, asio::ssl::context& tls) : io_(io), tls_(tls) {}
+  std::size_t get(const std::string& target) {
+    if (!s_) open();
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    req.set(http::field::host, "chat.example.com");
+    http::write(*s_, req);
+    http::response_parser<http::string_body> parser;
+    http::read(*s_, buffer_, parser);
+    if (!parser.keep_alive()) s_.reset();
+    return parser.get().body().size();
+  }
+
+ private:
+  void open() {
+    s_.emplace(io_, tls_);
+    asio::ip::tcp::resolver resolver(io_);
+    beast::get_lowest_layer(*s_).connect(resolver.resolve("chat.example.com", "443"));
+    SSL_set_tlsext_host_name(s_->native_handle(), "chat.example.com");
+    SSL_set1_host(s_->native_handle(), "chat.example.com");
+    s_->handshake(asio::ssl::stream_base::client);
+    buffer_.clear();
+  }
+  asio::io_context& io_;
+  asio::ssl::context& tls_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> s_;
+  beast::flat_buffer buffer_;
+};
+
 struct Lab {
   TempDir dir{"escouade-bench-net"};
   test::TestCa ca;
@@ -87,6 +127,7 @@ struct Lab {
   asio::io_context io;
   asio::ssl::context tls{asio::ssl::context::tls_client};
   std::shared_ptr<net::Client> client;
+  std::shared_ptr<net::Pool> pool;
   runtime::ProcessContext context;
   runtime::ProcessProgramFactory processes{io.get_executor(), context};
   sandbox::SandboxProgramFactory sandboxed{io.get_executor(), context,
@@ -99,7 +140,9 @@ struct Lab {
     std::ofstream(dir.path() / "ca.pem") << ca.pem();
     tls.load_verify_file((dir.path() / "ca.pem").string());
     tls.set_verify_mode(asio::ssl::verify_peer);
+    server.keep_alive(true);
     client = *net::Client::make(io.get_executor(), {"", dir.path() / "ca.pem"});
+    pool = client->pool();
     programs.route(runtime::RunKind::js, &sandboxed);
     host::HostConfig config;
     config.data_dir = dir.path() / "data";
@@ -144,7 +187,7 @@ struct Lab {
         policy::EgressGrant{"dev.bench.net", {"chat.example.com"}, false, {}, false, {}}, url,
         policy::UrlUse::fetch);
     bool done = false;
-    client->fetch(*target, {}, {}, {}, [&](Result<net::Response> r) {
+    client->fetch(pool, *target, {}, {}, {}, [&](Result<net::Response> r) {
       if (!r) std::fprintf(stderr, "bench_net: %s\n", r.error().message.c_str());
       done = true;
     });
@@ -168,39 +211,69 @@ int main(int argc, char** argv) {
     return 1;
   }
   int rounds = 5, iterations = 200;
+  std::string only;  // --only client|direct_kept: that fetch alone, for a profiler
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
   Lab lab;
   const std::string hello = "https://chat.example.com/hello";
+  if (!only.empty()) {
+    DirectKept kept(lab.io, lab.tls);
+    std::vector<double> took;
+    for (int i = 0; i < iterations; ++i) {
+      auto a = Wall::now();
+      if (only == "client")
+        lab.client_fetch(hello);
+      else
+        kept.get("/hello");
+      took.push_back(std::chrono::duration<double, std::micro>(Wall::now() - a).count());
+    }
+    line(only.c_str(), 0, {{"p50_us", percentile(took, 0.5)}});
+    return 0;
+  }
   const std::string stream =
       "https://chat.example.com/stream?bytes=" + std::to_string(kStreamBytes);
-  lab.call("test/fetch", hello);  // the instance started, its first fetch out of the way
-  std::vector<double> fetch_ratio, client_ratio, stream_ratio;
+  DirectKept kept(lab.io, lab.tls);
+  // The instance started, its first fetch and the kept connections out of the way.
+  lab.call("test/fetch", hello);
+  lab.client_fetch(hello);
+  kept.get("/hello");
+  std::vector<double> fetch_ratio, client_ratio, fetch_kept_ratio, client_kept_ratio, stream_ratio;
+  auto us = [](Wall::time_point a, Wall::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
   for (int r = 1; r <= rounds; ++r) {
-    std::vector<double> direct, by_client, by_host;
+    std::vector<double> direct, direct_kept, by_client, by_host;
     for (int i = 0; i < iterations; ++i) {
       auto a = Wall::now();
       direct_get(lab.io, lab.tls, "/hello");
       auto b = Wall::now();
-      lab.client_fetch(hello);
+      kept.get("/hello");
       auto c = Wall::now();
-      lab.call("test/fetch", hello);
+      lab.client_fetch(hello);
       auto d = Wall::now();
-      direct.push_back(std::chrono::duration<double, std::micro>(b - a).count());
-      by_client.push_back(std::chrono::duration<double, std::micro>(c - b).count());
-      by_host.push_back(std::chrono::duration<double, std::micro>(d - c).count());
+      lab.call("test/fetch", hello);
+      auto e = Wall::now();
+      direct.push_back(us(a, b));
+      direct_kept.push_back(us(b, c));
+      by_client.push_back(us(c, d));
+      by_host.push_back(us(d, e));
     }
     line("fetch", r,
          {{"direct_p50_us", percentile(direct, 0.5)},
           {"direct_p99_us", percentile(direct, 0.99)},
+          {"direct_kept_p50_us", percentile(direct_kept, 0.5)},
+          {"direct_kept_p99_us", percentile(direct_kept, 0.99)},
           {"client_p50_us", percentile(by_client, 0.5)},
           {"client_p99_us", percentile(by_client, 0.99)},
           {"host_p50_us", percentile(by_host, 0.5)},
           {"host_p99_us", percentile(by_host, 0.99)}});
     fetch_ratio.push_back(percentile(by_host, 0.5) / percentile(direct, 0.5));
     client_ratio.push_back(percentile(by_client, 0.5) / percentile(direct, 0.5));
+    fetch_kept_ratio.push_back(percentile(by_host, 0.5) / percentile(direct_kept, 0.5));
+    client_kept_ratio.push_back(percentile(by_client, 0.5) / percentile(direct_kept, 0.5));
 
     auto a = Wall::now();
     const std::size_t got =
@@ -220,7 +293,9 @@ int main(int argc, char** argv) {
   }
   auto median = [](std::vector<double> v) { return percentile(std::move(v), 0.5); };
   line("medians", 0,
-       {{"fetch_host_over_direct", median(fetch_ratio)},
+       {{"fetch_host_over_direct_kept", median(fetch_kept_ratio)},
+        {"fetch_client_over_direct_kept", median(client_kept_ratio)},
+        {"fetch_host_over_direct", median(fetch_ratio)},
         {"fetch_client_over_direct", median(client_ratio)},
         {"stream_direct_over_host", median(stream_ratio)}});
   return 0;

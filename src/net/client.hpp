@@ -1,8 +1,7 @@
 #pragma once
 
 // The one HTTP(S) client of the host (DESIGN.md, src/net): what net/fetch and net/stream send
-// for a sandboxed plugin. Each exchange is one coroutine on the executor given, over one
-// connection of its own (Connection: close), and:
+// for a sandboxed plugin. Each exchange is one coroutine on the executor given, and:
 //   - resolves the target's name once, asks policy::judge_address of every address it got, and
 //     connects only to the ones allowed: no second lookup that DNS could answer otherwise;
 //   - through a proxy (Settings::proxy), connects to the proxy and asks it CONNECT host:port: only
@@ -13,6 +12,21 @@
 //   - keeps the deadline it was given for the whole of a fetch, and for a stream's opening (until
 //     its head); then a stream waits `idle` at most for each byte, and reads no more than its
 //     window of bytes the caller has not credited back.
+// Keep-alive: an exchange given a Pool (one per plugin's run, services/net.cpp) first takes an
+// idle connection of that pool opened for the same scheme, host, port, reach, route (direct or
+// the proxy) and TLS name, and gives its connection back to it after an answer read whole whose
+// framing was known (Content-Length, chunked to its end, or none to have), HTTP/1.1 without
+// `Connection: close`; anything else (a stream cancelled or broken, a deadline passed, a body
+// over its limit) closes it. A pooled connection keeps the addresses judged when it was opened;
+// the URL is judged per request before the pool is asked. A pool never lends a connection to
+// another pool: a plugin never shares one with another plugin, nor with its own earlier run.
+// Bounds: kIdlePerKey idle connections a key, kIdlePerPool a pool, kIdleInAll the client; each
+// closed after kIdleFor unused (or the server's Keep-Alive timeout less 1 s, when shorter), and
+// all of a pool's when its last handle goes. A request that finds a reused connection closed
+// by its server before any byte of the answer is sent once more over a new connection when its
+// method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE: RFC 9110 9.2.2); any other fails
+// (-32004) and says it was not sent again. Without a Pool: one connection an exchange
+// (`Connection: close`).
 // Every handler is called on the executor given; none after cancel(). Beast and OpenSSL stay in
 // this folder's .cpp files (tests/source_rules_test.cpp).
 
@@ -96,6 +110,22 @@ class WebSocket : public Exchange {
   virtual void close() = 0;
 };
 
+// The connections kept alive for one owner (a plugin's run): made by Client::pool(), given to
+// its exchanges. Dropping the last handle closes its idle connections; an exchange under way
+// then closes its own at its end. Thread: the client's executor.
+class Pool {
+ public:
+  virtual ~Pool() = default;
+  // How many idle connections it keeps now.
+  virtual std::size_t idle() const = 0;
+};
+
+// The bounds of keep-alive (see the top of this file).
+inline constexpr std::size_t kIdlePerKey = 4;    // same scheme, host, port, route, TLS name
+inline constexpr std::size_t kIdlePerPool = 16;  // one plugin's run
+inline constexpr std::size_t kIdleInAll = 64;    // every pool of a client
+inline constexpr std::chrono::seconds kIdleFor{30};
+
 // Something an exchange has to tell the journal on the way (an address set aside, the proxy).
 using Note = std::function<void(const std::string&)>;
 
@@ -144,13 +174,21 @@ class Client {
                                               Settings settings);
   virtual ~Client() = default;
 
+  // A pool of its own for one owner (a plugin's run): the exchanges given it may reuse the
+  // connections of each other, never those of another pool.
+  virtual std::shared_ptr<Pool> pool() = 0;
+
+  // `pool`: where the connection is taken from and given back to; null: a connection of its
+  // own, closed at the end.
   // Errors given to the handlers: refused (-32003) when no address of the target may be used;
   // failed (-32004) for a failure on the way (no answer in time, an answer too large, a host out
   // of reach, a certificate not trusted), each with a sentence that names the host.
   using FetchDone = std::function<void(Result<Response>)>;
-  virtual std::shared_ptr<Exchange> fetch(const policy::EgressTarget& target, Request request,
+  virtual std::shared_ptr<Exchange> fetch(const std::shared_ptr<Pool>& pool,
+                                          const policy::EgressTarget& target, Request request,
                                           FetchLimits limits, Note note, FetchDone done) = 0;
-  virtual std::shared_ptr<StreamExchange> stream(const policy::EgressTarget& target,
+  virtual std::shared_ptr<StreamExchange> stream(const std::shared_ptr<Pool>& pool,
+                                                 const policy::EgressTarget& target,
                                                  Request request, StreamLimits limits, Note note,
                                                  StreamHandlers handlers) = 0;
   // A WebSocket to `target` (judged with UrlUse::websocket): `headers` go with its handshake

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "net/net_test_fixture.hpp"
 #include "support/test_proxy.hpp"
 
@@ -222,7 +224,7 @@ TEST_F(NetClient, AStreamReadsNoMoreThanItsWindowUntilCredited) {
                                   policy::UrlUse::fetch);
   ASSERT_TRUE(target);
   Received got;
-  auto s = client_->stream(*target, {}, StreamLimits{}, {}, record(got));
+  auto s = client_->stream(nullptr, *target, {}, StreamLimits{}, {}, record(got));
   run_until([&] { return got.body.size() >= 256 * 1024; });
   ASSERT_TRUE(got.head && *got.head);
   EXPECT_EQ((*got.head)->status, 200);
@@ -247,15 +249,15 @@ TEST_F(NetClient, AStreamReadsNoMoreThanItsWindowUntilCredited) {
 TEST_F(NetClient, AQuietStreamEndsAfterItsIdleDelayUnlessItIsOfEvents) {
   auto silent = policy::judge_url(grant_, "https://chat.example.com/silent", policy::UrlUse::fetch);
   Received got;
-  client_->stream(*silent, {}, StreamLimits{10s, 300ms, 256 * 1024}, {}, record(got));
+  client_->stream(nullptr, *silent, {}, StreamLimits{10s, 300ms, 256 * 1024}, {}, record(got));
   run_until([&] { return got.end.has_value(); });
   ASSERT_TRUE(got.end && *got.end);
   EXPECT_EQ(**got.end, "nothing came from chat.example.com for 300 ms");
 
   auto sse = policy::judge_url(grant_, "https://chat.example.com/sse", policy::UrlUse::fetch);
   Received events;
-  auto s =
-      client_->stream(*sse, {}, StreamLimits{10s, std::nullopt, 256 * 1024}, {}, record(events));
+  auto s = client_->stream(nullptr, *sse, {}, StreamLimits{10s, std::nullopt, 256 * 1024}, {},
+                           record(events));
   run_until([&] { return events.body == "data: one\n\ndata: two\n\n"; });
   for (int i = 0; i < 8; ++i)
     io_.run_one_for(50ms);
@@ -269,11 +271,266 @@ TEST_F(NetClient, ACancelledFetchCallsNothingAndClosesItsConnection) {
   auto target =
       policy::judge_url(grant_, "https://chat.example.com/slow?ms=500", policy::UrlUse::fetch);
   bool called = false;
-  auto x = client_->fetch(*target, {}, {}, {}, [&](Result<Response>) { called = true; });
+  auto x = client_->fetch(nullptr, *target, {}, {}, {}, [&](Result<Response>) { called = true; });
   run_until([&] { return chat_.seen().size() == 1; });
   x->cancel();
   run_until([&] { return io_.stopped(); });
   EXPECT_FALSE(called);
+}
+
+// Keep-alive (client.hpp): the connections of a pool, reused by its exchanges alone.
+
+TEST_F(NetClient, FetchesInARowThroughAPoolShareOneConnection) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  for (const char* url :
+       {"https://chat.example.com/hello", "https://chat.example.com/chunked",
+        "https://chat.example.com/status?code=302", "https://chat.example.com/hello"}) {
+    auto r = fetch(url);
+    ASSERT_TRUE(r) << url << ": " << r.error().message;
+    EXPECT_EQ(pool_->idle(), 1u) << url;
+  }
+  Request head;
+  head.method = "HEAD";
+  auto h = fetch("https://chat.example.com/big?bytes=5000", head);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(header(h->head, "content-length"), "5000");
+  auto after = fetch("https://chat.example.com/hello");
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->body, "hello from chat.example.com");
+  EXPECT_EQ(chat_.connections(), 1);
+  ASSERT_EQ(chat_.seen().size(), 6u);
+  EXPECT_EQ(chat_.seen()[0].headers.count("connection"), 0u);  // HTTP/1.1: kept unless told
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+}
+
+TEST_F(NetClient, AnAnswerThatClosesOrCannotBeFramedIsNotReused) {
+  pool_ = client_->pool();
+  // A server that says Connection: close (as chat_ does until keep_alive(true)).
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(pool_->idle(), 0u);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 2);
+  chat_.keep_alive(true);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?close=1"));
+  EXPECT_EQ(pool_->idle(), 0u);
+  // Keep-Alive: timeout=1 leaves no time to reuse it (1 s less, to stay clear of its close).
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?keep=1"));
+  EXPECT_EQ(pool_->idle(), 0u);
+  // An answer over its limit leaves bytes unread: the connection closes.
+  ASSERT_FALSE(fetch("https://chat.example.com/big?bytes=2000", {}, FetchLimits{10s, 1000}));
+  EXPECT_EQ(pool_->idle(), 0u);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 6);
+  EXPECT_EQ(pool_->idle(), 1u);
+}
+
+TEST_F(NetClient, EachPoolAndEachHostHasItsOwnConnections) {
+  chat_.keep_alive(true);
+  auto a = client_->pool(), b = client_->pool();
+  pool_ = a;
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  pool_ = b;  // another plugin's run
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 2);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  pool_ = a;
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 2);
+  // Another name on the same server (its TLS name, its Host) is another key.
+  auto sub = fetch("https://api.chat.example.com/hello");
+  ASSERT_TRUE(sub) << sub.error().message;
+  EXPECT_EQ(sub->body, "hello from api.chat.example.com");
+  EXPECT_EQ(chat_.connections(), 3);
+  EXPECT_EQ(a->idle(), 2u);
+  EXPECT_EQ(b->idle(), 1u);
+  // A pool of another client is none of this one's.
+  auto other = make_client({});
+  pool_ = other->pool();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 4);
+  EXPECT_EQ(pool_->idle(), 0u);
+  EXPECT_EQ(chat_.seen().back().headers.at("connection"), "close");
+}
+
+TEST_F(NetClient, DroppingAPoolClosesItsConnections) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  ASSERT_TRUE(fetch("https://api.chat.example.com/hello"));
+  EXPECT_EQ(chat_.ended(), 0);
+  pool_.reset();
+  run_until([&] { return chat_.ended() == 2; });
+  EXPECT_EQ(chat_.ended(), 2);
+}
+
+TEST_F(NetClient, AnIdleConnectionClosesAfterTheDelayTheServerSaid) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?keep=2"));  // kept 1 s
+  EXPECT_EQ(pool_->idle(), 1u);
+  run_until([&] { return pool_->idle() == 0 && chat_.ended() == 1; });
+  EXPECT_EQ(pool_->idle(), 0u);
+  EXPECT_EQ(chat_.ended(), 1);
+}
+
+TEST_F(NetClient, AConnectionTheServerClosedMeanwhileIsReplacedForAnIdempotentRequest) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  // Closed while idle: found so before it is used, or when the request meets its end.
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?then=close"));
+  auto r = fetch("https://chat.example.com/hello");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->body, "hello from chat.example.com");
+  EXPECT_EQ(chat_.connections(), 2);
+  // Closed as the request came, unanswered: a GET is sent once more, over a new connection.
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?then=drop"));
+  auto again = fetch("https://chat.example.com/hello?n=2");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->body, "hello from chat.example.com");
+  EXPECT_EQ(chat_.connections(), 3);
+  auto seen = chat_.seen();
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[3].target, "/hello?n=2");  // the one the server dropped
+  EXPECT_EQ(seen[4].target, "/hello?n=2");
+  // A PUT too, with its body.
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?then=drop"));
+  Request put;
+  put.method = "PUT";
+  put.body = "the same twice";
+  auto p = fetch("https://chat.example.com/echo", put);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(chat_.connections(), 4);
+  seen = chat_.seen();
+  ASSERT_EQ(seen.size(), 8u);
+  EXPECT_EQ(seen[6].body, "the same twice");
+  EXPECT_EQ(seen[7].body, "the same twice");
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+}
+
+TEST_F(NetClient, APostOnAConnectionClosedMeanwhileFailsAndIsNotSentAgain) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello?then=drop"));
+  Request post;
+  post.method = "POST";
+  post.body = R"({"text":"once"})";
+  auto r = fetch("https://chat.example.com/echo", post);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, proto::ErrorCode::failed);
+  EXPECT_EQ(r.error().message,
+            "chat.example.com closed the connection kept from an earlier request before it "
+            "answered; a POST is not sent again on its own: it may have been received");
+  EXPECT_EQ(chat_.connections(), 1);
+  ASSERT_EQ(chat_.seen().size(), 2u);  // it came once
+  // The next one opens a new connection.
+  auto next = fetch("https://chat.example.com/echo", post);
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(chat_.connections(), 2);
+}
+
+TEST_F(NetClient, AStreamReadToItsEndIsReusedOneCancelledHalfWayIsNot) {
+  chat_.keep_alive(true);
+  pool_ = client_->pool();
+  auto whole = policy::judge_url(grant_, "https://chat.example.com/stream?bytes=100000",
+                                 policy::UrlUse::fetch);
+  Received got;
+  auto s = client_->stream(pool_, *whole, {}, StreamLimits{}, {}, record(got));
+  run_until([&] { return got.end.has_value(); });
+  ASSERT_TRUE(got.end);
+  EXPECT_FALSE(*got.end);
+  EXPECT_EQ(got.body.size(), 100000u);
+  EXPECT_EQ(pool_->idle(), 1u);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 1);
+
+  auto big = policy::judge_url(grant_, "https://chat.example.com/stream?bytes=1048576",
+                               policy::UrlUse::fetch);
+  Received half;
+  auto c = client_->stream(pool_, *big, {}, StreamLimits{}, {}, record(half));
+  run_until([&] { return half.body.size() >= 256 * 1024; });
+  EXPECT_EQ(pool_->idle(), 0u);  // taken by the stream
+  c->cancel();
+  EXPECT_EQ(pool_->idle(), 0u);
+  run_until([&] { return chat_.ended() == 1; });
+  EXPECT_EQ(chat_.ended(), 1);
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(chat_.connections(), 2);
+}
+
+TEST_F(NetClient, APoolKeepsAFewIdleConnectionsAKeyAndAFewMoreInAll) {
+  TestWebServer files("198.51.100.7", 443, ca_.issue({"files.example.com"}));
+  for (TestWebServer* s : {&chat_, &v6_, &files})
+    s->keep_alive(true);
+  pool_ = client_->pool();
+  // Exchanges at once each open a connection: 6 for one key, 4 for each of four other keys.
+  std::vector<std::string> urls(6, "https://chat.example.com/slow?ms=300");
+  for (const char* host :
+       {"api.chat.example.com", "mixed.example.com", "v6.example.com", "files.example.com"})
+    for (int i = 0; i < 4; ++i)
+      urls.push_back(std::string("https://") + host + "/slow?ms=300");
+  int answered = 0;
+  std::vector<std::shared_ptr<Exchange>> under_way;
+  for (const auto& url : urls) {
+    auto target = policy::judge_url(grant_, url, policy::UrlUse::fetch);
+    ASSERT_TRUE(target) << url;
+    under_way.push_back(client_->fetch(pool_, *target, {}, {}, {}, [&](Result<Response> r) {
+      EXPECT_TRUE(r) << r.error().message;
+      ++answered;
+    }));
+  }
+  run_until([&] { return answered == 22; });
+  ASSERT_EQ(answered, 22);
+  EXPECT_EQ(chat_.connections() + v6_.connections() + files.connections(), 22);
+  EXPECT_EQ(pool_->idle(), kIdlePerPool);  // 4 a key at most, 16 in all: 6 closed
+  run_until([&] { return chat_.ended() + v6_.ended() + files.ended() == 6; });
+  EXPECT_EQ(chat_.ended() + v6_.ended() + files.ended(), 6);
+}
+
+TEST_F(NetClient, TheClientKeepsAtMost64IdleConnectionsInAll) {
+  for (TestWebServer* s : {&chat_, &v6_})
+    s->keep_alive(true);
+  // 5 pools (runs), each with 4 exchanges at once to each of 4 keys: 80 connections.
+  std::vector<std::shared_ptr<Pool>> pools;
+  int answered = 0;
+  std::vector<std::shared_ptr<Exchange>> under_way;
+  for (int p = 0; p < 5; ++p) {
+    pools.push_back(client_->pool());
+    for (const char* host :
+         {"chat.example.com", "api.chat.example.com", "mixed.example.com", "v6.example.com"})
+      for (int i = 0; i < 4; ++i) {
+        auto target = policy::judge_url(grant_, std::string("https://") + host + "/slow?ms=300",
+                                        policy::UrlUse::fetch);
+        ASSERT_TRUE(target) << host;
+        under_way.push_back(client_->fetch(
+            pools.back(), *target, {}, {}, [](const std::string&) {},
+            [&](Result<Response> r) {
+              EXPECT_TRUE(r) << r.error().message;
+              ++answered;
+            }));
+      }
+  }
+  run_until([&] { return answered == 80; });
+  ASSERT_EQ(answered, 80);
+  EXPECT_EQ(chat_.connections() + v6_.connections(), 80);
+  std::size_t idle = 0;
+  for (const auto& p : pools) {
+    EXPECT_LE(p->idle(), kIdlePerPool);
+    idle += p->idle();
+  }
+  EXPECT_EQ(idle, kIdleInAll);
+  run_until([&] { return chat_.ended() + v6_.ended() == 16; });
+  EXPECT_EQ(chat_.ended() + v6_.ended(), 16);
+  // Full: what another run's exchange gives back is closed, until a pool goes.
+  pool_ = client_->pool();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(pool_->idle(), 0u);
+  auto fullest = std::max_element(pools.begin(), pools.end(), [](const auto& x, const auto& y) {
+    return x->idle() < y->idle();
+  });
+  fullest->reset();
+  ASSERT_TRUE(fetch("https://chat.example.com/hello"));
+  EXPECT_EQ(pool_->idle(), 1u);
 }
 
 TEST(NetText, DelaysAndSizesAreWrittenAsTheSentencesSayThem) {

@@ -2,10 +2,13 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 #include <cctype>
+#include <cerrno>
 
 #include "protocol/gen/errors.hpp"
 
@@ -113,14 +116,133 @@ asio::ssl::context& ClientImpl::tls() {
   return *tls_;
 }
 
-Job::Job(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Note note)
+std::shared_ptr<Pool> ClientImpl::pool() {
+  return std::make_shared<PoolImpl>(shared_from_this());
+}
+
+namespace {
+
+// Still open, and nothing came from its server while it waited: no end of stream, no alert,
+// no bytes (which no request asked for). A peek that does not wait, as curl checks a connection
+// before it reuses it.
+bool quiet(Conn& conn) {
+  auto& socket = beast::get_lowest_layer(conn).socket();
+  if (!socket.is_open()) return false;
+  char byte;
+  const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+}  // namespace
+
+PoolImpl::PoolImpl(std::shared_ptr<ClientImpl> client)
+    : client_(std::move(client)), timer_(client_->executor()) {}
+
+PoolImpl::~PoolImpl() {
+  client_->idle_in_all -= idle_.size();
+  // Each connection closes as its stream goes.
+}
+
+void PoolImpl::drop(std::size_t i) {
+  idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+  --client_->idle_in_all;
+}
+
+std::unique_ptr<Conn> PoolImpl::take(const std::string& key) {
+  const auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = idle_.size(); i-- > 0;) {
+    if (idle_[i].key != key) continue;
+    auto conn = std::move(idle_[i].conn);
+    const bool usable = idle_[i].until > now && quiet(*conn);
+    drop(i);
+    if (usable) return conn;
+  }
+  return nullptr;
+}
+
+void PoolImpl::give(const std::string& key, std::unique_ptr<Conn> conn,
+                    std::chrono::steady_clock::duration keep_for) {
+  if (client_->idle_in_all >= kIdleInAll) return;  // `conn` closes
+  std::size_t same = 0;
+  for (const Idle& x : idle_)
+    same += x.key == key;
+  if (same >= kIdlePerKey) {
+    for (std::size_t i = 0; i < idle_.size(); ++i)
+      if (idle_[i].key == key) {
+        drop(i);
+        break;
+      }
+  } else if (idle_.size() >= kIdlePerPool) {
+    drop(0);
+  }
+  idle_.push_back(Idle{key, std::move(conn), std::chrono::steady_clock::now() + keep_for});
+  ++client_->idle_in_all;
+  arm();
+}
+
+void PoolImpl::arm() {
+  if (idle_.empty()) return;
+  auto next = idle_.front().until;
+  for (const Idle& x : idle_)
+    next = std::min(next, x.until);
+  if (armed_ && *armed_ <= next) return;  // a wait as early or earlier is under way
+  armed_ = next;
+  timer_.expires_at(next);
+  timer_.async_wait([self = weak_from_this()](error_code ec) {
+    auto pool = self.lock();
+    if (ec || !pool) return;
+    pool->armed_.reset();
+    pool->sweep();
+  });
+}
+
+void PoolImpl::sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = idle_.size(); i-- > 0;)
+    if (idle_[i].until <= now) drop(i);
+  arm();
+}
+
+Job::Job(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Note note,
+         const std::shared_ptr<Pool>& pool)
     : client_(std::move(client)),
       target_(target),
       note_(std::move(note)),
       resolver_(client_->executor()),
-      tls_(client_->executor(), client_->tls()),
       deadline_(client_->executor()),
-      wake_(client_->executor()) {}
+      wake_(client_->executor()) {
+  if (!note_) note_ = [](const std::string&) {};
+  auto* mine = dynamic_cast<PoolImpl*>(pool.get());
+  if (!mine || mine->client() != client_.get()) return;
+  pool_ = std::static_pointer_cast<PoolImpl>(pool);
+  // What a connection was opened for: the scheme, the name or address (also the TLS name it
+  // verified), the port, the reach its addresses were judged by, and the route.
+  pool_key_ = std::string(target_.tls ? "https " : "http ") + target_.host + " " +
+              std::to_string(target_.port) + " " + std::to_string(static_cast<int>(target_.reach)) +
+              (target_.literal ? " address" : " name") +
+              (through_proxy() ? " via " + client_->proxy()->text : " direct");
+}
+
+bool Job::closed_meanwhile(const error_code& ec, bool got_some) const {
+  if (!reused_ || got_some || buffer_.size() != 0 || !why_closed_.empty() || cancelled_)
+    return false;
+  namespace http = boost::beast::http;
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::connection_aborted ||
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+void Job::keep_or_close(std::chrono::steady_clock::duration keep_for) {
+  auto pool = pool_.lock();
+  if (pool && keep_for > std::chrono::steady_clock::duration::zero() && !cancelled_ &&
+      why_closed_.empty() && tls_ && buffer_.size() == 0 &&
+      (!target_.tls || SSL_pending(tls_->native_handle()) == 0)) {
+    disarm();
+    pool->give(pool_key_, std::move(tls_), keep_for);
+    return;
+  }
+  close();
+}
 
 void Job::expire_after(std::chrono::milliseconds d, std::string why) {
   deadline_.expires_after(d);
@@ -139,24 +261,38 @@ bool Job::through_proxy() const {
 
 awaitable<void> Job::run(std::shared_ptr<Job> self) {
   (void)self;  // a coroutine's parameter lives in its frame: the job lives as long
-  auto opened = co_await connect();
-  if (opened && !cancelled_ && through_proxy()) opened = co_await tunnel();
-  if (opened && !cancelled_ && target_.tls) opened = co_await handshake();
-  if (cancelled_) co_return;
-  if (!opened) {
-    disarm();
-    fail(opened.error());
-    co_return;
+  for (bool again = false; !cancelled_; again = true) {
+    // A request sent again goes over a new connection: the others of the pool may be as stale.
+    auto pool = again ? nullptr : pool_.lock();
+    tls_ = pool ? pool->take(pool_key_) : nullptr;
+    reused_ = tls_ != nullptr;
+    if (!tls_) {
+      tls_ = std::make_unique<Conn>(client_->executor(), client_->tls());
+      auto opened = co_await connect();
+      if (opened && !cancelled_ && through_proxy()) opened = co_await tunnel();
+      if (opened && !cancelled_ && target_.tls) opened = co_await handshake();
+      if (cancelled_) co_return;
+      if (!opened) {
+        disarm();
+        fail(opened.error());
+        co_return;
+      }
+    }
+    send_again_ = false;
+    if (target_.tls)
+      co_await exchange(*tls_);
+    else
+      co_await exchange(tls_->next_layer());
+    if (!send_again_ || cancelled_) co_return;
+    error_code ignored;
+    beast::get_lowest_layer(*tls_).socket().close(ignored);
+    buffer_.clear();
   }
-  if (target_.tls)
-    co_await exchange(tls_);
-  else
-    co_await exchange(tls_.next_layer());
 }
 
 awaitable<Result<void>> Job::connect() {
   error_code ec;
-  auto& tcp_stream = beast::get_lowest_layer(tls_);
+  auto& tcp_stream = beast::get_lowest_layer(*tls_);
   if (through_proxy()) {
     const ProxyUrl& proxy = *client_->proxy();
     // The user's proxy, wherever it is (often this machine): its addresses are not judged.
@@ -208,7 +344,7 @@ awaitable<Result<void>> Job::tunnel() {
   ask.set(http::field::host, authority);
   ask.set(http::field::user_agent, kUserAgent);
   error_code ec;
-  auto& tcp_stream = beast::get_lowest_layer(tls_);
+  auto& tcp_stream = beast::get_lowest_layer(*tls_);
   co_await http::async_write(tcp_stream, ask, asio::redirect_error(asio::use_awaitable, ec));
   http::response_parser<http::empty_body> answer;
   answer.skip(true);  // an answer to CONNECT has no body: what follows is the tunnel
@@ -225,7 +361,7 @@ awaitable<Result<void>> Job::tunnel() {
 }
 
 awaitable<Result<void>> Job::handshake() {
-  SSL* ssl = tls_.native_handle();
+  SSL* ssl = tls_->native_handle();
   // The name the certificate must hold (or the address written in the URL), and SNI for a name.
   if (target_.literal) {
     X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), target_.host.c_str());
@@ -234,8 +370,8 @@ awaitable<Result<void>> Job::handshake() {
     SSL_set1_host(ssl, target_.host.c_str());
   }
   error_code ec;
-  co_await tls_.async_handshake(asio::ssl::stream_base::client,
-                                asio::redirect_error(asio::use_awaitable, ec));
+  co_await tls_->async_handshake(asio::ssl::stream_base::client,
+                                 asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) co_return Result<void>();
   if (!why_closed_.empty()) co_return failed(why_closed_);
   const long verified = SSL_get_verify_result(ssl);

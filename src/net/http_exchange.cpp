@@ -2,6 +2,7 @@
 #include <array>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <charconv>
 
 #include "net/connection.hpp"
 #include "protocol/gen/errors.hpp"
@@ -49,24 +50,80 @@ Head head_of(const http::response_header<>& h) {
   return head;
 }
 
+// How long a connection may wait in the pool after `answer`: kIdleFor, or less when the server
+// said it keeps it less (Keep-Alive: timeout=N, less 1 s so as not to meet its close); zero when
+// it may carry no other request: framing unknown (read to its end), not HTTP/1.1, `Connection:
+// close`, or an interim answer (1xx) that another follows.
+template <class Parser>
+std::chrono::steady_clock::duration keep_for(const Parser& parser) {
+  const auto& answer = parser.get();
+  if (!parser.is_done() || !parser.keep_alive() || answer.version() != 11 ||
+      answer.result_int() < 200)
+    return {};
+  std::chrono::steady_clock::duration keep = kIdleFor;
+  const std::string said = ascii_lower(answer[http::field::keep_alive]);
+  if (const auto at = said.find("timeout="); at != std::string::npos) {
+    long seconds = 0;
+    const char* from = said.data() + at + 8;
+    if (std::from_chars(from, said.data() + said.size(), seconds).ec == std::errc())
+      keep = std::min(keep, std::chrono::steady_clock::duration(std::chrono::seconds(seconds - 1)));
+  }
+  return keep;
+}
+
 // An exchange of one HTTP request and its answer.
 class HttpJob : public Job {
  public:
   HttpJob(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Request request,
-          Note note)
-      : Job(std::move(client), target, std::move(note)), request_(std::move(request)) {}
+          Note note, const std::shared_ptr<Pool>& pool)
+      : Job(std::move(client), target, std::move(note), pool), request_(std::move(request)) {}
 
  protected:
-  // The request, as the plugin asked it with what the client sets, written to `s`.
+  // The request, as the plugin asked it with what the client sets, written to `s` (the same
+  // one when it is sent again).
   template <class S>
-  awaitable<Result<void>> send(S& s);
+  awaitable<error_code> send(S& s);
+  Error not_sent(const error_code& ec) const {
+    return failed(broke("the request to " + target_.host + " was not sent", ec));
+  }
+  // Sent again by itself over a new connection when a reused one was found closed (RFC 9110
+  // 9.2.2: the idempotent methods; TRACE is never sent).
+  bool idempotent() const {
+    for (std::string_view m : {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+      if (request_.method == m) return true;
+    return false;
+  }
+  // What to do of `ec`, met by the request or its answer: nullopt when it is no close of a
+  // reused connection before any byte of the answer, or when the request goes again then
+  // (send_again_ set); else the failure to give.
+  std::optional<Error> closed_meanwhile_or(const error_code& ec, bool got_some) {
+    if (!closed_meanwhile(ec, got_some)) return std::nullopt;
+    if (idempotent()) {
+      send_again_ = true;
+      return std::nullopt;
+    }
+    return failed(target_.host +
+                  " closed the connection kept from an earlier request before it answered; a " +
+                  request_.method + " is not sent again on its own: it may have been received");
+  }
 
   Request request_;
+  std::optional<http::request<http::string_body>> built_;
+
+ private:
+  void build();
 };
 
 template <class S>
-awaitable<Result<void>> HttpJob::send(S& s) {
-  http::request<http::string_body> req;
+awaitable<error_code> HttpJob::send(S& s) {
+  error_code ec;
+  if (!built_) build();
+  co_await http::async_write(s, *built_, asio::redirect_error(asio::use_awaitable, ec));
+  co_return ec;
+}
+
+void HttpJob::build() {
+  http::request<http::string_body>& req = built_.emplace();
   const http::verb verb = http::string_to_verb(request_.method);
   if (verb == http::verb::unknown)
     req.method_string(request_.method);
@@ -81,20 +138,18 @@ awaitable<Result<void>> HttpJob::send(S& s) {
     agent = agent || ascii_lower(h.name) == "user-agent";
   }
   if (!agent) req.set(http::field::user_agent, kUserAgent);
-  req.set(http::field::connection, "close");
+  // HTTP/1.1 keeps the connection open unless told: only one taken from a pool stays so.
+  if (!pooled()) req.set(http::field::connection, "close");
   if (request_.body) req.body() = std::move(*request_.body);
   req.prepare_payload();
-  error_code ec;
-  co_await http::async_write(s, req, asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return failed(broke("the request to " + target_.host + " was not sent", ec));
-  co_return Result<void>();
 }
 
 class FetchJob final : public HttpJob, public Exchange {
  public:
-  FetchJob(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Request request,
-           FetchLimits limits, Note note, Client::FetchDone done)
-      : HttpJob(std::move(client), target, std::move(request), std::move(note)),
+  FetchJob(std::shared_ptr<ClientImpl> client, const std::shared_ptr<Pool>& pool,
+           const policy::EgressTarget& target, Request request, FetchLimits limits, Note note,
+           Client::FetchDone done)
+      : HttpJob(std::move(client), target, std::move(request), std::move(note), pool),
         limits_(limits),
         done_(std::move(done)) {}
 
@@ -112,16 +167,29 @@ class FetchJob final : public HttpJob, public Exchange {
 
   template <class S>
   awaitable<void> over(S& s) {
-    auto sent = co_await send(s);
+    error_code ec = co_await send(s);
     if (cancelled_) co_return;
-    if (!sent) co_return finish(sent.error());
+    if (ec) {
+      // A write to a connection its server closed may fail at once (reset, broken pipe).
+      auto stale = closed_meanwhile_or(ec, false);
+      if (send_again_) co_return;
+      co_return finish(stale ? std::move(*stale) : not_sent(ec));
+    }
     http::response_parser<http::string_body> parser;
     parser.header_limit(kHeaderLimit);
     parser.body_limit(limits_.max_bytes);
     if (request_.method == "HEAD") parser.skip(true);
-    error_code ec;
     co_await http::async_read(s, buffer_, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (cancelled_) co_return;
+    if (ec) {
+      auto stale = closed_meanwhile_or(ec, parser.got_some());
+      if (send_again_) co_return;  // the deadline still runs: it holds for the second try too
+      if (stale) {
+        disarm();
+        close();
+        co_return finish(std::move(*stale));
+      }
+    }
     disarm();
     if (ec == http::error::body_limit)
       co_return finish(failed("the answer of " + target_.host + " is larger than " +
@@ -131,8 +199,8 @@ class FetchJob final : public HttpJob, public Exchange {
       co_return finish(failed("the headers of the answer of " + target_.host + " pass " +
                               bytes_text(kHeaderLimit)));
     if (ec) co_return finish(failed(broke("the answer of " + target_.host + " broke", ec)));
+    keep_or_close(keep_for(parser));
     auto message = parser.release();
-    close();
     finish(Response{head_of(message.base()), std::move(message.body())});
   }
 
@@ -149,9 +217,10 @@ class FetchJob final : public HttpJob, public Exchange {
 
 class StreamJob final : public HttpJob, public StreamExchange {
  public:
-  StreamJob(std::shared_ptr<ClientImpl> client, const policy::EgressTarget& target, Request request,
-            StreamLimits limits, Note note, StreamHandlers handlers)
-      : HttpJob(std::move(client), target, std::move(request), std::move(note)),
+  StreamJob(std::shared_ptr<ClientImpl> client, const std::shared_ptr<Pool>& pool,
+            const policy::EgressTarget& target, Request request, StreamLimits limits, Note note,
+            StreamHandlers handlers)
+      : HttpJob(std::move(client), target, std::move(request), std::move(note), pool),
         limits_(limits),
         handlers_(std::move(handlers)),
         piece_(kPieceBytes) {}
@@ -176,17 +245,29 @@ class StreamJob final : public HttpJob, public StreamExchange {
 
   template <class S>
   awaitable<void> over(S& s) {
-    auto sent = co_await send(s);
+    error_code ec = co_await send(s);
     if (cancelled_) co_return;
-    if (!sent) co_return fail(sent.error());
+    if (ec) {
+      auto stale = closed_meanwhile_or(ec, false);
+      if (send_again_) co_return;
+      co_return fail(stale ? std::move(*stale) : not_sent(ec));
+    }
     http::response_parser<http::buffer_body> parser;
     parser.header_limit(kHeaderLimit);
     parser.body_limit(boost::none);  // a stream's size is its window's business
     if (request_.method == "HEAD") parser.skip(true);
-    error_code ec;
     co_await http::async_read_header(s, buffer_, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
     if (cancelled_) co_return;
+    if (ec) {
+      auto stale = closed_meanwhile_or(ec, parser.got_some());
+      if (send_again_) co_return;
+      if (stale) {
+        disarm();
+        close();
+        co_return fail(std::move(*stale));
+      }
+    }
     disarm();
     if (ec == http::error::header_limit)
       co_return fail(failed("the headers of the answer of " + target_.host + " pass " +
@@ -194,6 +275,10 @@ class StreamJob final : public HttpJob, public StreamExchange {
     if (ec) co_return fail(failed(broke("the answer of " + target_.host + " broke", ec)));
     handlers_.head(head_of(parser.get().base()));
     if (cancelled_) co_return;
+    // Beast reads as much as its buffer has room for (512 bytes at least): without room made,
+    // every read of the body was one of 512 bytes, a net/chunk each (issue 32: 65536 pieces for
+    // 32 MiB). With it, a read takes what TLS gives at once (a record, 16 KiB).
+    buffer_.reserve(kPieceBytes);
     while (!parser.is_done()) {
       while (outstanding_ >= limits_.window) {
         // The plugin holds its window: the socket is not read until it credits some back.
@@ -224,7 +309,7 @@ class StreamJob final : public HttpJob, public StreamExchange {
         co_return handlers_.end(broke("the stream of " + target_.host + " broke", ec));
       }
     }
-    close();
+    keep_or_close(keep_for(parser));
     handlers_.end(std::nullopt);
   }
 
@@ -238,20 +323,22 @@ class StreamJob final : public HttpJob, public StreamExchange {
 
 namespace detail {
 
-std::shared_ptr<Exchange> ClientImpl::fetch(const policy::EgressTarget& target, Request request,
+std::shared_ptr<Exchange> ClientImpl::fetch(const std::shared_ptr<Pool>& pool,
+                                            const policy::EgressTarget& target, Request request,
                                             FetchLimits limits, Note note, FetchDone done) {
-  auto job = std::make_shared<FetchJob>(shared_from_this(), target, std::move(request), limits,
-                                        std::move(note), std::move(done));
+  auto job = std::make_shared<FetchJob>(shared_from_this(), pool, target, std::move(request),
+                                        limits, std::move(note), std::move(done));
   job->start();
   start(job);
   return job;
 }
 
-std::shared_ptr<StreamExchange> ClientImpl::stream(const policy::EgressTarget& target,
+std::shared_ptr<StreamExchange> ClientImpl::stream(const std::shared_ptr<Pool>& pool,
+                                                   const policy::EgressTarget& target,
                                                    Request request, StreamLimits limits, Note note,
                                                    StreamHandlers handlers) {
-  auto job = std::make_shared<StreamJob>(shared_from_this(), target, std::move(request), limits,
-                                         std::move(note), std::move(handlers));
+  auto job = std::make_shared<StreamJob>(shared_from_this(), pool, target, std::move(request),
+                                         limits, std::move(note), std::move(handlers));
   job->start();
   start(job);
   return job;

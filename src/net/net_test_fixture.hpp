@@ -45,6 +45,7 @@ class NetClient : public ::testing::Test {
     return c ? *c : nullptr;
   }
 
+  // Through `client` (client_ by default) and pool_ (none by default).
   Result<Response> fetch(const std::string& url, Request request = {}, FetchLimits limits = {},
                          Client* client = nullptr) {
     auto target = policy::judge_url(grant_, url, policy::UrlUse::fetch);
@@ -53,7 +54,7 @@ class NetClient : public ::testing::Test {
     std::optional<Result<Response>> out;
     (client ? client : client_.get())
         ->fetch(
-            *target, std::move(request), limits,
+            pool_, *target, std::move(request), limits,
             [this](const std::string& n) { notes_.push_back(n); },
             [&](Result<Response> r) { out = std::move(r); });
     run_until([&] { return out.has_value(); });
@@ -81,6 +82,7 @@ class NetClient : public ::testing::Test {
   boost::asio::io_context io_;
   policy::EgressGrant grant_;
   std::shared_ptr<Client> client_;
+  std::shared_ptr<Pool> pool_;  // what fetch() gives the client; none: a connection each
   std::vector<std::string> notes_;
 };
 

@@ -53,17 +53,22 @@ std::map<std::string, std::string> header_map(const net::Head& head) {
 }
 
 // The net/* of one run. Held by its RunScope: when the run ends every exchange is cancelled
-// (its connection closed) and no handler of theirs runs. Thread: the host's.
+// (its connection closed) and no handler of theirs runs, and the connections it kept alive
+// close. Thread: the host's.
 class RunNet {
  public:
   RunNet(const NetContext& ctx, PluginChannel channel, std::shared_ptr<ServedPlugin> plugin)
-      : ctx_(ctx), channel_(std::move(channel)), plugin_(std::move(plugin)) {}
+      : ctx_(ctx),
+        channel_(std::move(channel)),
+        plugin_(std::move(plugin)),
+        pool_(ctx_.client ? ctx_.client->pool() : nullptr) {}
   ~RunNet() {
     lifeline_.end();
     for (auto& [id, x] : fetches_)
       x->cancel();
     for (auto& [id, s] : streams_)
       s.exchange->cancel();
+    pool_.reset();  // its idle connections close: none outlives the run
   }
   RunNet(const RunNet&) = delete;
   RunNet& operator=(const RunNet&) = delete;
@@ -76,7 +81,7 @@ class RunNet {
     const std::int64_t id = next_fetch_++;
     auto held = std::make_shared<rpc::Reply<method::NetFetch>>(std::move(reply));
     fetches_[id] = ctx_.client->fetch(
-        prepared->target, std::move(prepared->request),
+        pool_, prepared->target, std::move(prepared->request),
         net::FetchLimits{std::chrono::milliseconds(limits.net_timeout_ms),
                          static_cast<std::uint64_t>(limits.net_bytes)},
         note("net/fetch"), lifeline_.guard([this, id, held](Result<net::Response> r) {
@@ -123,8 +128,8 @@ class RunNet {
     net::StreamLimits limits{
         std::chrono::milliseconds(plugin_->manifest.limits.net_timeout_ms),
         sse ? std::nullopt : std::optional<std::chrono::milliseconds>(kStreamIdle), kStreamWindow};
-    auto exchange = ctx_.client->stream(prepared->target, std::move(prepared->request), limits,
-                                        note("net/stream"), std::move(handlers));
+    auto exchange = ctx_.client->stream(pool_, prepared->target, std::move(prepared->request),
+                                        limits, note("net/stream"), std::move(handlers));
     streams_[id] = Stream{std::move(exchange), {}};
   }
 
@@ -198,6 +203,8 @@ class RunNet {
   NetContext ctx_;
   PluginChannel channel_;
   std::shared_ptr<ServedPlugin> plugin_;
+  // The connections this run keeps alive (client.hpp): its own, never another plugin's or run's.
+  std::shared_ptr<net::Pool> pool_;
   std::map<std::int64_t, std::shared_ptr<net::Exchange>> fetches_;
   std::map<std::int64_t, Stream> streams_;
   std::set<std::string> said_;

@@ -6,7 +6,8 @@
 // policy/egress against the plugin's grant of now (its permissions.network, and what the app
 // said {account} and local:shared mean for it); src/net judges every address and connects.
 // Refusals answer -32003, failures on the way -32004, and each goes to the plugin's journal.
-// What a run opened (its fetches in flight, its streams) ends with the run.
+// What a run opened (its fetches in flight, its streams, the connections it keeps alive: a pool
+// of its own, never shared with another plugin or run) ends with the run.
 
 #include <memory>
 

@@ -249,6 +249,27 @@ TEST_F(NetService, FourSocketsAtOnceWssOnlyAndNoneLeftAfterTheRun) {
   run_.emplace(*session_);
 }
 
+TEST_F(NetService, ARunsFetchesShareAConnectionThatEndsWithTheRun) {
+  chat_.keep_alive(true);
+  for (int i = 0; i < 3; ++i) {
+    auto a = call("net/fetch", R"({"url":"https://chat.example.com/hello"})");
+    ASSERT_TRUE(a.as_object().contains("result")) << json::serialize(a);
+  }
+  auto s = call("net/stream", R"({"url":"https://chat.example.com/chunked"})");
+  ASSERT_TRUE(s.as_object().contains("result")) << json::serialize(s);
+  run_until([&] { return !notifications("net/end").empty(); });
+  ASSERT_TRUE(call("net/fetch", R"({"url":"https://chat.example.com/hello"})")
+                  .as_object()
+                  .contains("result"));
+  EXPECT_EQ(chat_.connections(), 1);
+  EXPECT_EQ(chat_.ended(), 0);
+  session_->close();
+  run_.reset();  // the run ends: the connection it kept alive closes
+  run_until([&] { return chat_.ended() == 1; });
+  EXPECT_EQ(chat_.ended(), 1);
+  run_.emplace(*session_);
+}
+
 class NetServiceForAProcess : public NetService {
  protected:
   NetServiceForAProcess() : NetService(manifest::RunKind::command) {}

@@ -28,11 +28,14 @@ struct TestWebServer::State {
   mutable std::mutex mutex;
   std::vector<SeenRequest> seen;
   std::atomic<std::uint64_t> streamed{0};
+  std::atomic<bool> keep_alive{false};
+  std::atomic<int> ended{0};
   std::optional<ThreadListener> listener;  // last: stopped before the rest goes
 
   void serve(tcp::socket socket);
+  // Answers `req`; returns whether the connection stays open for another request.
   template <class S>
-  void answer(S& stream, const http::request<http::string_body>& req);
+  bool answer(S& stream, const http::request<http::string_body>& req);
   template <class S>
   void websocket(S& stream, const http::request<http::string_body>& req);
   std::atomic<std::uint64_t> ws_received{0};
@@ -73,20 +76,36 @@ void write_chunked(S& stream, http::response<http::empty_body>& head,
 }  // namespace
 
 template <class S>
-void TestWebServer::State::answer(S& stream, const http::request<http::string_body>& req) {
+bool TestWebServer::State::answer(S& stream, const http::request<http::string_body>& req) {
   const std::string target(req.target());
   const std::string path = path_of(target);
   beast::error_code ec;
+  // Whether this answer keeps its connection (keep_alive(true), and the client did not ask to
+  // close it); /sse, /silent and /ws never do.
+  bool keep = keep_alive && req.keep_alive() && query_number(target, "close", 0) == 0 &&
+              path != "/sse" && path != "/silent" && path != "/ws";
+  const std::uint64_t keep_seconds = query_number(target, "keep", 0);
+  auto framing = [&](auto& res) {
+    if (!keep)
+      res.set(http::field::connection, "close");
+    else if (keep_seconds > 0)
+      res.set(http::field::keep_alive, "timeout=" + std::to_string(keep_seconds));
+  };
   auto reply = [&](http::status status, std::string body, const char* type = "text/plain") {
     http::response<http::string_body> res{status, 11};
     res.set(http::field::content_type, type);
-    res.set(http::field::connection, "close");
+    framing(res);
     res.body() = std::move(body);
     res.prepare_payload();
-    http::write(stream, res, ec);
+    if (req.method() == http::verb::head) {
+      http::response_serializer<http::string_body> sr{res};  // the head alone
+      http::write_header(stream, sr, ec);
+    } else {
+      http::write(stream, res, ec);
+    }
   };
   http::response<http::empty_body> head{http::status::ok, 11};
-  head.set(http::field::connection, "close");
+  framing(head);
   if (path == "/ws" && beast::websocket::is_upgrade(req)) {
     websocket(stream, req);
   } else if (path == "/api/chat.postMessage") {
@@ -113,7 +132,7 @@ void TestWebServer::State::answer(S& stream, const http::request<http::string_bo
     http::response<http::string_body> res{
         static_cast<http::status>(query_number(target, "code", 200)), 11};
     res.set(http::field::location, "https://other.example.org/");
-    res.set(http::field::connection, "close");
+    framing(res);
     res.body() = "moved";
     res.prepare_payload();
     http::write(stream, res, ec);
@@ -147,6 +166,7 @@ void TestWebServer::State::answer(S& stream, const http::request<http::string_bo
   } else {
     reply(http::status::not_found, "no route " + path);
   }
+  return keep && !ec;
 }
 
 template <class S>
@@ -184,12 +204,12 @@ void TestWebServer::State::websocket(S& stream, const http::request<http::string
 }
 
 void TestWebServer::State::serve(tcp::socket socket) {
-  auto one = [&](auto& stream) {
-    beast::flat_buffer buffer;
-    http::request<http::string_body> req;
+  beast::flat_buffer buffer;
+  // Reads a request and records it; false when none came.
+  auto read = [&](auto& stream, http::request<http::string_body>& req) {
     beast::error_code ec;
     http::read(stream, buffer, req, ec);
-    if (ec) return;
+    if (ec) return false;
     SeenRequest seen_request{std::string(req.method_string()),
                              std::string(req.target()),
                              std::string(req[http::field::host]),
@@ -205,7 +225,22 @@ void TestWebServer::State::serve(tcp::socket socket) {
       std::lock_guard lock(mutex);
       seen.push_back(std::move(seen_request));
     }
-    answer(stream, req);
+    return true;
+  };
+  auto one = [&](auto& stream) {
+    for (;;) {
+      http::request<http::string_body> req;
+      if (!read(stream, req)) return;
+      if (!answer(stream, req)) return;
+      const std::string target(req.target());
+      const auto then = target.find("then=");
+      if (then != std::string::npos && target.compare(then + 5, 5, "close") == 0) return;
+      if (then != std::string::npos && target.compare(then + 5, 4, "drop") == 0) {
+        http::request<http::string_body> next;
+        read(stream, next);
+        return;
+      }
+    }
   };
   if (tls) {
     beast::ssl_stream<tcp::socket> stream(std::move(socket), *tls);
@@ -218,6 +253,7 @@ void TestWebServer::State::serve(tcp::socket socket) {
     beast::error_code ec;
     socket.shutdown(tcp::socket::shutdown_both, ec);
   }
+  ++ended;
 }
 
 TestWebServer::TestWebServer(const std::string& address, std::uint16_t port,
@@ -247,6 +283,14 @@ std::vector<SeenRequest> TestWebServer::seen() const {
 
 int TestWebServer::connections() const {
   return state_->listener->connections();
+}
+
+int TestWebServer::ended() const {
+  return state_->ended;
+}
+
+void TestWebServer::keep_alive(bool on) {
+  state_->keep_alive = on;
 }
 
 std::uint64_t TestWebServer::streamed() const {

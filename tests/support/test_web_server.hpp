@@ -18,7 +18,15 @@
 //   /ws                a WebSocket: a text message comes back as "echo:<it>", a binary one as it
 //                      is; "big:N" gets N bytes back, "close" a close (1001, "bye"), "drop" the
 //                      connection cut without a close
-// Every request is recorded (seen()).
+// Every request is recorded (seen()). Each answer says `Connection: close` and its connection
+// closes after it, unless keep_alive(true) was called: then the answers of the routes above but
+// /sse, /silent and /ws keep their connection open for the next request when the client did not
+// ask to close it, and for those a query may say what the server does after its answer:
+//   close=1            says `Connection: close` and closes, as without keep_alive
+//   then=close         closes the connection at once, without saying it (as a server whose idle
+//                      delay passed)
+//   then=drop          reads the next request (recorded) and closes the connection unanswered
+//   keep=N             says `Keep-Alive: timeout=N`
 
 #include <atomic>
 #include <cstdint>
@@ -53,6 +61,10 @@ class TestWebServer {
   std::vector<SeenRequest> seen() const;
   // How many connections were accepted.
   int connections() const;
+  // How many of them ended (closed by either side).
+  int ended() const;
+  // Whether answers may keep their connection open (see above); false at first.
+  void keep_alive(bool on);
   // Bytes /stream wrote to its socket so far.
   std::uint64_t streamed() const;
 
