@@ -25,6 +25,7 @@
 #include <jsfriendapi.h>
 #include <pthread.h>
 
+#include <cstring>
 #include <list>
 #include <map>
 #include <optional>
@@ -32,6 +33,7 @@
 
 #include "protocol/limits.hpp"
 #include "sandbox/channel.hpp"
+#include "sandbox/net_chunk.hpp"
 #include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/context.hpp"
@@ -56,7 +58,7 @@ std::string utf8(JSContext* cx, JSString* s) {
 // What the natives and the callbacks share, on the instance's thread.
 struct JsInstance {
   JsInstance(JSContext* c, Channel& ch, const wire::Start& s)
-      : cx(c), channel(ch), start(s), feed(c), readline(c), fs(c) {
+      : cx(c), channel(ch), start(s), feed(c), chunk(c), readline(c), fs(c) {
     for (const auto& [name, text] : s.root_files)
       root_files.emplace(name, &text);
   }
@@ -65,6 +67,8 @@ struct JsInstance {
   const wire::Start& start;
   std::map<std::string, const std::string*, std::less<>> root_files;  // readFileSync's
   JS::PersistentRootedValue feed;       // the prelude's function of a line of input
+  JS::PersistentRootedValue chunk;      // its function of a net/chunk's bytes (feed.chunk)
+  std::string chunk_bytes;              // the bytes of the last net/chunk read (reused)
   JS::PersistentRootedObject readline;  // the synthetic modules, made at their first import
   JS::PersistentRootedObject fs;
   std::list<JS::PersistentRootedObject> unhandled;  // rejected promises with no handler yet
@@ -75,6 +79,7 @@ struct JsInstance {
 
   void reset_roots() {
     feed.reset();
+    chunk.reset();
     readline.reset();
     fs.reset();
     unhandled.clear();
@@ -170,6 +175,27 @@ bool native_utf8_length(JSContext* cx, unsigned argc, JS::Value* vp) {
   JSLinearString* text = JS_EnsureLinearString(cx, s);
   if (!text) return false;
   args.rval().setNumber(static_cast<double>(JS::GetDeflatedUTF8StringLength(text)));
+  return true;
+}
+
+// host.utf8Text(bytes): the text of bytes that are UTF-8 (a net/chunk's "data", read by the
+// helper as bytes), as a string; a TypeError when they are not.
+bool native_utf8_text(JSContext* cx, unsigned argc, JS::Value* vp) {
+  JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+  std::size_t length = 0;
+  bool shared = false;
+  std::uint8_t* data = nullptr;
+  if (!args.get(0).isObject() ||
+      !JS_GetObjectAsUint8Array(&args.get(0).toObject(), &length, &shared, &data)) {
+    JS_ReportErrorASCII(cx, "host.utf8Text takes a Uint8Array");
+    return false;
+  }
+  // Making the string may collect, and a collection may move the array's bytes: copied first,
+  // before anything can collect.
+  const std::string bytes(reinterpret_cast<const char*>(data), data ? length : 0);
+  JSString* text = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(bytes.data(), bytes.size()));
+  if (!text) return false;
+  args.rval().setString(text);
   return true;
 }
 
@@ -373,6 +399,36 @@ bool call_feed(JsInstance& in, JS::HandleValue arg) {
   return JS::Call(cx, JS::UndefinedHandleValue, f, args, &ignored);
 }
 
+// A line of input that is a net/chunk of the host's (sandbox/net_chunk.hpp), given to the
+// prelude's feed.chunk(stream, bytes, text) as its bytes: true when the prelude took it (a piece
+// of a stream of its own), false when the line must go the common way (not such a line, or a
+// stream the prelude does not know: the bundle's, which reads the line as it came); nullopt
+// when the call failed (an exception, a stop), which ends the instance as a failed feed does.
+std::optional<bool> feed_chunk(JsInstance& in, std::string_view line) {
+  if (!in.chunk.isObject()) return false;
+  NetChunkLine chunk;
+  if (!read_net_chunk(line, chunk, in.chunk_bytes)) return false;
+  JSContext* cx = in.cx;
+  JS::RootedObject bytes(cx, JS_NewUint8Array(cx, in.chunk_bytes.size()));
+  if (!bytes) return std::nullopt;
+  {
+    JS::AutoCheckCannotGC nogc;
+    bool shared = false;
+    std::uint8_t* data = JS_GetUint8ArrayData(bytes, &shared, nogc);
+    if (!in.chunk_bytes.empty()) std::memcpy(data, in.chunk_bytes.data(), in.chunk_bytes.size());
+  }
+  // Its capacity is kept for the next piece, unless a large one made it large.
+  if (in.chunk_bytes.capacity() > 1024 * 1024) std::string().swap(in.chunk_bytes);
+  JS::RootedValue f(cx, in.chunk);
+  JS::RootedValueArray<3> args(cx);
+  args[0].setNumber(static_cast<double>(chunk.stream));
+  args[1].setObject(*bytes);
+  args[2].setBoolean(chunk.text);
+  JS::RootedValue taken(cx);
+  if (!JS::Call(cx, JS::UndefinedHandleValue, f, args, &taken)) return std::nullopt;
+  return taken.isBoolean() && taken.toBoolean();
+}
+
 // The instance in its realm: the prelude, the checks, the module, then a turn for each line of
 // input until nothing is left to do.
 ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
@@ -395,7 +451,8 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
       !JS_DefineFunction(cx, host, "exit", guarded<native_exit>, 1, 0) ||
       !JS_DefineFunction(cx, host, "readFile", guarded<native_read_file>, 1, 0) ||
       !JS_DefineFunction(cx, host, "utf8", guarded<native_utf8>, 1, 0) ||
-      !JS_DefineFunction(cx, host, "utf8Length", guarded<native_utf8_length>, 1, 0))
+      !JS_DefineFunction(cx, host, "utf8Length", guarded<native_utf8_length>, 1, 0) ||
+      !JS_DefineFunction(cx, host, "utf8Text", guarded<native_utf8_text>, 1, 0))
     return failed(in);
   JS::RootedValue url(cx);
   JS::RootedValue folder(cx);
@@ -430,6 +487,12 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
     JS::RootedValue feed(cx);
     if (!JS::Call(cx, JS::UndefinedHandleValue, maker, args, &feed)) return prelude_failed(in);
     in.feed = feed;
+    JS::RootedValue chunk(cx);
+    if (feed.isObject()) {
+      JS::RootedObject f(cx, &feed.toObject());
+      if (!JS_GetProperty(cx, f, "chunk", &chunk)) return prelude_failed(in);
+    }
+    in.chunk = chunk;
   }
 
   if (!compat::link_module(cx, module)) {
@@ -465,17 +528,23 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
     std::optional<std::string> line = in.channel.next_input();
     if (in.channel.stop_cause() != StopCause::none) return failed(in);
     in.channel.turn_begins(false, line ? std::string_view(*line) : std::string_view());
-    if (line) {
-      JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(line->data(), line->size()));
-      if (!s) {
-        in.channel.turn_ends();
-        return failed(in);
+    // A piece of one of the prelude's streams goes to it as bytes, its line never made a string.
+    const std::optional<bool> taken = line ? feed_chunk(in, *line) : false;
+    bool ok = taken.has_value();
+    if (ok && !*taken) {
+      if (line) {
+        JSString* s = JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(line->data(), line->size()));
+        if (!s) {
+          in.channel.turn_ends();
+          return failed(in);
+        }
+        line_value.setString(s);
+      } else {
+        line_value.setNull();  // the end of its input
       }
-      line_value.setString(s);
-    } else {
-      line_value.setNull();  // the end of its input
+      ok = call_feed(in, line_value);
     }
-    const bool ok = call_feed(in, line_value) && jobs.drain(cx);
+    ok = ok && jobs.drain(cx);
     in.channel.turn_ends();
     if (!ok) return failed(in);
     if (auto end = after_turn(in, module_promise)) return *end;

@@ -18,7 +18,7 @@
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
   globalThis._importMeta_ = { url: host.url };
 
-  return (line) => {
+  const feed = (line) => {
     if (line === null) {
       if (inputEnded) return;
       inputEnded = true;
@@ -31,4 +31,7 @@
     if (ownInput(line)) return;
     stdin.emit('data', line);
   };
+  // The pieces of the prelude's streams, which the helper reads without a string of their line.
+  feed.chunk = netChunk;
+  return feed;
 })

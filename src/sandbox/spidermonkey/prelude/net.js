@@ -216,12 +216,24 @@
     }
   }
 
-  // A body as it comes: the pieces of a stream of the host's (text as a string, bytes as a
-  // Uint8Array, as net/chunk brought them), or bytes held. Each piece read is credited back
-  // (net/credit, its size in UTF-8 bytes), so that no more than 256 KiB the bundle has not read
-  // wait. A reader gets bytes; text() joins the strings as they are.
-  const sizeOf = (piece) => (typeof piece === 'string' ? utf8Length(piece) : piece.length);
-  const bytesOfPiece = (piece) => (typeof piece === 'string' ? encodeUtf8(piece) : piece);
+  // A body as it comes: the pieces of a stream of the host's, or bytes held. A piece is text
+  // (a string; or a Text, the bytes of a net/chunk's "data" as the helper read them, which
+  // js_instance.cpp gives through feed.chunk without a string of the line) or bytes (a
+  // Uint8Array). What is read is credited back (net/credit, in UTF-8 bytes) once kCreditStep
+  // have been, so that no more than 256 KiB the bundle has not read wait: the host's window
+  // never closes on what the bundle read, since what it holds back is less than a quarter of
+  // it. A reader gets bytes; text() joins the texts as they are.
+  const utf8Text = host.utf8Text;
+  class Text {
+    constructor(bytes) { this.bytes = bytes; }
+  }
+  const kCreditStep = 64 * 1024;
+  const sizeOf = (piece) => (typeof piece === 'string' ? utf8Length(piece)
+                             : piece instanceof Text ? piece.bytes.length : piece.length);
+  const bytesOfPiece = (piece) => (typeof piece === 'string' ? encodeUtf8(piece)
+                                   : piece instanceof Text ? piece.bytes : piece);
+  const isText = (piece) => typeof piece === 'string' || piece instanceof Text;
+  const textOf = (piece) => (typeof piece === 'string' ? piece : utf8Text(piece.bytes));
   class Source {
     constructor(id) {
       this.id = id;            // the host's stream; undefined for bytes held
@@ -229,13 +241,19 @@
       this.done = false;
       this.error = null;
       this.waiters = [];
+      this.uncredited = 0;     // bytes read and not credited back yet, below kCreditStep
     }
     put(piece) {
       if (this.waiters.length) this.deliver(this.waiters.shift(), piece); else this.pieces.push(piece);
     }
     deliver(w, piece) {
-      if (this.id !== undefined && streams.has(this.id))
-        tellNet('net/credit', { stream: this.id, bytes: sizeOf(piece) });
+      if (this.id !== undefined && streams.has(this.id)) {
+        this.uncredited += sizeOf(piece);
+        if (this.uncredited >= kCreditStep) {
+          tellNet('net/credit', { stream: this.id, bytes: this.uncredited });
+          this.uncredited = 0;
+        }
+      }
       w.resolve({ value: w.raw ? piece : bytesOfPiece(piece), done: false });
     }
     end(error) {
@@ -347,7 +365,7 @@
     }
     async text() {
       const pieces = await this.pieces_();
-      if (pieces.every((p) => typeof p === 'string')) return pieces.join('');
+      if (pieces.every(isText)) return pieces.map(textOf).join('');
       const bytes = pieces.map(bytesOfPiece);
       const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
       let at = 0;
@@ -482,6 +500,16 @@
     static get CLOSING() { return 2; }
     static get CLOSED() { return 3; }
   }
+
+  // A net/chunk the helper read itself (js_instance.cpp, feed.chunk): its stream, its bytes, and
+  // whether they came as text. False when the stream is not the prelude's: the line then goes
+  // the common way below, and to the bundle.
+  const netChunk = (stream, bytes, text) => {
+    const source = streams.get(stream);
+    if (source === undefined) return false;
+    source.put(text ? new Text(bytes) : bytes);
+    return true;
+  };
 
   keepers.push(() => netAsked.size > 0 || streams.size > 0 || sockets.size > 0 ||
                      streamQueue.length > 0);
