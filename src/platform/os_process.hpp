@@ -26,9 +26,13 @@ struct ProcEntry {
 // end while it is read are left out.
 std::vector<ProcEntry> read_process_table();
 
-// This process's children (of every thread), with their state, read without a scan of the
-// whole table: Linux's /proc/self/task/*/children. nullopt where the system does not say
-// (macOS, a kernel without CONFIG_PROC_CHILDREN): read_process_table then.
+// The children of `pid` (of every thread of it), with their state (uid left 0), read without a
+// scan of the whole table: Linux's /proc/<pid>/task/*/children, each one's parent checked in its
+// own stat. Empty when `pid` is gone; nullopt where the system does not say (macOS, a kernel
+// without CONFIG_PROC_CHILDREN): read_process_table then.
+std::optional<std::vector<ProcEntry>> children_of(int pid);
+
+// This process's children (of every thread), with their state and uid: children_of(getpid()).
 std::optional<std::vector<ProcEntry>> own_children();
 
 // The resident memory of one process, in bytes; 0 when it is gone or a zombie.

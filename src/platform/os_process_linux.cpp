@@ -100,21 +100,27 @@ std::vector<ProcEntry> read_process_table() {
   return table;
 }
 
-std::optional<std::vector<ProcEntry>> own_children() {
-  char probe[64];
-  std::snprintf(probe, sizeof probe, "/proc/self/task/%d/children", static_cast<int>(::getpid()));
-  if (::access(probe, R_OK) != 0) return std::nullopt;  // the kernel does not list them
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return std::nullopt;
+std::optional<std::vector<ProcEntry>> children_of(int pid) {
+  // Whether the kernel keeps the lists (CONFIG_PROC_CHILDREN), asked once of this process.
+  static const bool listed_here = [] {
+    char probe[64];
+    std::snprintf(probe, sizeof probe, "/proc/self/task/%d/children", static_cast<int>(::getpid()));
+    return ::access(probe, R_OK) == 0;
+  }();
+  if (!listed_here || pid <= 0) return std::nullopt;
+  std::vector<ProcEntry> children;
+  char dir[64];
+  std::snprintf(dir, sizeof dir, "/proc/%d/task", pid);
+  DIR* tasks = ::opendir(dir);
+  if (tasks == nullptr) return children;  // gone: no children
   const int tasks_fd = ::dirfd(tasks);
   std::vector<int> pids;
-  bool listed = false;
+  std::string text(4096, '\0');
   while (const dirent* d = ::readdir(tasks)) {
     int tid = 0;
     if (!parse_int(d->d_name, tid)) continue;
     char path[64];
     std::snprintf(path, sizeof path, "%d/children", tid);
-    std::string text(4096, '\0');
     ssize_t n = 0;
     for (;;) {  // "pid pid ... " of this thread's children; grown until it fits
       n = read_small(tasks_fd, path, text.data(), text.size());
@@ -122,29 +128,34 @@ std::optional<std::vector<ProcEntry>> own_children() {
       text.resize(text.size() * 2);
     }
     if (n < 0) continue;  // a thread that ended meanwhile
-    listed = true;
     std::string_view rest(text.data(), static_cast<std::size_t>(n));
     while (!rest.empty()) {
       const std::size_t space = rest.find(' ');
-      int pid = 0;
-      if (parse_int(rest.substr(0, space), pid)) pids.push_back(pid);
+      int child = 0;
+      if (parse_int(rest.substr(0, space), child)) pids.push_back(child);
       if (space == std::string_view::npos) break;
       rest.remove_prefix(space + 1);
     }
   }
   ::closedir(tasks);
-  if (!listed) return std::nullopt;
-  std::vector<ProcEntry> children;
+  if (pids.empty()) return children;
   UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc) return std::nullopt;
-  const int self = ::getpid();
-  for (int pid : pids) {
+  for (int child : pids) {
     ProcEntry e;
-    e.pid = pid;
+    e.pid = child;
     if (!read_entry(proc.get(), e)) continue;  // reaped meanwhile
-    if (e.ppid != self) continue;              // and its pid taken by another
-    e.uid = ::getuid();
+    if (e.ppid != pid) continue;               // and its pid taken by another
     children.push_back(e);
+  }
+  return children;
+}
+
+std::optional<std::vector<ProcEntry>> own_children() {
+  auto children = children_of(::getpid());
+  if (children) {
+    for (ProcEntry& e : *children)
+      e.uid = ::getuid();
   }
   return children;
 }

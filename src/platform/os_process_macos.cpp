@@ -53,6 +53,11 @@ std::vector<ProcEntry> read_process_table() {
   return table;
 }
 
+std::optional<std::vector<ProcEntry>> children_of(int pid) {
+  (void)pid;
+  return std::nullopt;  // no such list: the table is scanned
+}
+
 std::optional<std::vector<ProcEntry>> own_children() {
   return std::nullopt;  // no such list: the table is scanned
 }

@@ -3,10 +3,13 @@
 #include "platform/process_tree.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "platform/process.hpp"
 #include "support/process_test_support.hpp"
@@ -168,6 +171,34 @@ TEST_F(ProcessTreeTest, NeverSignalsTheHostOrInit) {
   kill_tree(0);
   kill_tree(-1);
   SUCCEED() << "still here";
+}
+
+// The tree is walked through each process's list of children, which the system keeps per
+// thread: a child started by a thread other than the main one is in its process's tree too.
+TEST_F(ProcessTreeTest, ListsTheChildOfAThreadThatIsNotTheMainOne) {
+  std::atomic<int> child{0};
+  std::atomic<bool> checked{false};
+  std::thread forker([&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      for (;;)
+        ::pause();  // until killed
+    }
+    child = pid;
+    // Alive while it is looked for: were this thread gone, its child would be its process's.
+    while (!checked)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  ASSERT_TRUE(eventually([&] { return child.load() != 0; }));
+  ASSERT_GT(child.load(), 0);
+  const std::vector<int> tree = process_tree(::getpid());
+  checked = true;
+  forker.join();
+  EXPECT_EQ(tree.front(), ::getpid());
+  EXPECT_THAT(tree, Contains(child.load()));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child.load());
 }
 
 TEST_F(ProcessTreeTest, ResidentMemoryGrowsWhenAChildAllocates) {
