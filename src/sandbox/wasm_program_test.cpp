@@ -92,6 +92,23 @@ TEST_F(WasmSandbox, AMemoryWithNoMaximumGrowsToTheLimitAndNoFurther) {
   EXPECT_EQ(echo.at("echo"), 1);
 }
 
+// The host keeps the memory's buffer between calls, and takes the new one after a grow: an
+// answer written from pages grown just before goes out whole, and a call after it still works.
+TEST_F(WasmSandbox, TheHostSeesTheMemoryAsItIsAfterAGrow) {
+  start("echo.wasm");
+  handshake();
+  call(2, "test/echo", 1);
+  ASSERT_EQ(result(2).at("echo"), 1);  // the buffer as it was, kept
+  call(3, "test/growwrite");
+  const json::value grown = result(3);
+  ASSERT_TRUE(grown.is_object()) << grown;
+  EXPECT_GE(grown.at("at").as_int64(), 2 * 65536);
+  call(4, "test/growwrite");
+  EXPECT_EQ(result(4).at("at").as_int64(), grown.at("at").as_int64() + 2 * 65536);
+  call(5, "test/echo", 5);
+  EXPECT_EQ(result(5).at("echo"), 5);
+}
+
 TEST_F(WasmSandbox, GrowingPastTheLimitFailsInAModuleWithNoMaximumOrOneTooLarge) {
   start("grow_no_max.wasm");
   EXPECT_EQ(ended().reason, "its instance exited with code 896");

@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "scripted_host.hpp"
@@ -109,6 +110,50 @@ TEST(Stdio, TheEndOfInputEndsThePlugin) {
   ASSERT_TRUE(WIFEXITED(f.status));
   EXPECT_EQ(WEXITSTATUS(f.status), 0);
   EXPECT_EQ(f.out, "");
+}
+
+// The lines on a pipe however its reads cut them: many in one read, one across several reads,
+// empty ones, and a last one without its '\n'; each written in one piece.
+TEST(Stdio, FdTransportFramesTheLinesHoweverTheReadsCutThem) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  escouade::FdTransport t(in[0], out[1]);
+  auto put = [&](std::string_view bytes) {
+    ASSERT_EQ(::write(in[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  };
+  std::string line;
+  put("one\ntwo\n\nthree\nfo");  // several lines and the start of one, in one read
+  for (const char* want : {"one", "two", "", "three"}) {
+    ASSERT_TRUE(t.read_line(line));
+    EXPECT_EQ(line, want);
+  }
+  put("ur");  // the line goes on over reads: what was taken before it does not come back
+  put("\nfive");
+  ASSERT_TRUE(t.read_line(line));
+  EXPECT_EQ(line, "four");
+  const std::string big(200000, 'x');  // more than one read holds
+  put("\n");
+  ASSERT_TRUE(t.read_line(line));
+  EXPECT_EQ(line, "five");
+  std::thread writer([&] { put(big + "\nlast"); });
+  ASSERT_TRUE(t.read_line(line));
+  EXPECT_EQ(line, big);
+  writer.join();
+  ::close(in[1]);
+  ASSERT_TRUE(t.read_line(line));  // its last line, without '\n', at the end of input
+  EXPECT_EQ(line, "last");
+  EXPECT_FALSE(t.read_line(line));
+
+  ASSERT_TRUE(t.write_line(R"({"jsonrpc":"2.0","id":1,"result":null})"));
+  ASSERT_TRUE(t.write_line(""));
+  char buf[256];
+  const ssize_t n = ::read(out[0], buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n\n");
+  ::close(in[0]);
+  ::close(out[0]);
+  ::close(out[1]);
 }
 
 }  // namespace

@@ -11,13 +11,19 @@ WasmGuest& guest_of(JSContext* cx) {
 
 GuestMemory WasmGuest::memory_now() {
   if (!memory) return {};
-  JS::RootedValue buffer(cx);
-  if (!JS_GetProperty(cx, memory, "buffer", &buffer) || !buffer.isObject()) {
-    JS_ClearPendingException(cx);
-    return {};
+  // A grow detaches the buffer it replaces (a detached one has no bytes): then it is fetched
+  // again. A buffer that is not detached keeps its bytes where they are.
+  if (!buffer || JS::IsDetachedArrayBufferObject(buffer)) {
+    buffer = nullptr;  // not reset(), which would take it off the roots
+    JS::RootedValue value(cx);
+    if (!JS_GetProperty(cx, memory, "buffer", &value) || !value.isObject()) {
+      JS_ClearPendingException(cx);
+      return {};
+    }
+    if (!JS::IsArrayBufferObject(&value.toObject())) return {};
+    buffer = &value.toObject();
   }
-  JSObject* object = &buffer.toObject();
-  if (!JS::IsArrayBufferObject(object)) return {};
+  JSObject* object = buffer;
   GuestMemory out;
   std::size_t length = 0;
   bool shared = false;

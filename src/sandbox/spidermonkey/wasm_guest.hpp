@@ -54,11 +54,13 @@ struct GuestMemory {
 
 struct WasmGuest {
   WasmGuest(JSContext* c, Channel& ch, std::string n)
-      : cx(c), channel(ch), name(std::move(n)), memory(c) {}
+      : cx(c), channel(ch), name(std::move(n)), memory(c), buffer(c) {}
   JSContext* cx;
   Channel& channel;
-  std::string name;                       // its argv[0]
-  JS::PersistentRootedObject memory;      // exports.memory, once instantiated
+  std::string name;                   // its argv[0]
+  JS::PersistentRootedObject memory;  // exports.memory, once instantiated
+  // memory.buffer as last fetched: the same bytes until a grow detaches it (and makes another).
+  JS::PersistentRootedObject buffer;
   std::optional<std::int32_t> exit_code;  // proc_exit's
   std::string input;                      // the line fd_read is giving, from `input_at` on
   std::size_t input_at = 0;
@@ -68,7 +70,7 @@ struct WasmGuest {
   std::uint64_t calls = 0;  // escouade.call's requests, for their ids
 
   // The memory now; empty before the instance exists (a start function) or when it cannot be
-  // read.
+  // read. Each native asks it once or more: the buffer is fetched again only after a grow.
   GuestMemory memory_now();
   // The next line of its input ('\n' included) from the channel, waiting for it outside any turn
   // (no CPU charged). nullopt at the end of its input; `stopped` when it must stop (the native then

@@ -147,9 +147,9 @@ ProgramEnd run_in_realm(WasmGuest& g, const std::string& bytes) {
 // The module compiled fast by the baseline compiler, so that it starts at once, then by Ion on
 // the engine's helper threads, whose code replaces the baseline's when it is ready: compiled
 // code cannot be kept across processes (SpiderMonkey 102 does not serialize it), so each
-// instance compiles its module, and Ion alone would make each start wait for it (the guard's
-// 509 KB: 17 ms with the baseline compiler, 82 ms with Ion). The helper threads' work is charged
-// to the instance's memory, not to its turns.
+// instance compiles its module, and Ion alone would make each start wait for it (the guard,
+// 509 KB then: 17 ms with the baseline compiler, 82 ms with Ion). The helper threads' work is
+// charged to the instance's memory, not to its turns.
 void use_tiered_wasm(JSContext* cx) {
   JS::ContextOptionsRef(cx).setWasm(true).setWasmBaseline(true).setWasmIon(true);
 }
@@ -226,6 +226,7 @@ ProgramEnd run_wasm(Instance& instance, const wire::Start& start, Channel& chann
   // The process ends with the instance: nothing is torn down, only the interrupts stop.
   channel.set_interrupter(nullptr);
   guest.memory.reset();
+  guest.buffer.reset();
   return end;
 }
 

@@ -11,8 +11,13 @@
 
 #if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__)
 #define ESCOUADE_SDK_POSIX 1
-#include <errno.h>
 #include <fcntl.h>
+#endif
+#if defined(ESCOUADE_SDK_POSIX) || defined(__wasi__)
+// read(2) and write(2) on descriptors: POSIX, and wasm32-wasi (wasi-libc's, over fd_read and
+// fd_write).
+#define ESCOUADE_SDK_FD 1
+#include <errno.h>
 #include <unistd.h>
 #endif
 
@@ -30,25 +35,36 @@ class Transport {
   virtual void flush() {}
 };
 
-#ifdef ESCOUADE_SDK_POSIX
+#ifdef ESCOUADE_SDK_FD
 
 // Reads and writes two file descriptors with read(2) and write(2), unbuffered on the way out:
-// each line leaves in full before write_line returns. Does not own the descriptors.
+// each line leaves in full, in one write when the other side takes it, before write_line
+// returns. Reads take what is there (up to 64 KiB), so several lines, or part of one, may come
+// in one read. Does not own the descriptors.
 class FdTransport final : public Transport {
  public:
   FdTransport(int in, int out) : in_(in), out_(out) {}
 
   bool read_line(std::string& line) override {
     for (;;) {
-      if (auto nl = buffer_.find('\n', scanned_); nl != std::string::npos) {
-        line.assign(buffer_, 0, nl);
-        buffer_.erase(0, nl + 1);
+      if (auto nl = buffer_.find('\n', start_ + scanned_); nl != std::string::npos) {
+        line.assign(buffer_, start_, nl - start_);
+        start_ = nl + 1;
         scanned_ = 0;
+        if (start_ == buffer_.size()) {
+          buffer_.clear();
+          start_ = 0;
+        }
         return true;
       }
+      // The lines taken leave the buffer before it grows, not one by one: a read of many lines
+      // moves the rest of its bytes once, not once a line.
+      buffer_.erase(0, start_);
+      start_ = 0;
       scanned_ = buffer_.size();
-      char chunk[65536];
-      const ssize_t n = ::read(in_, chunk, sizeof chunk);
+      // On the heap, once: wasm32-wasi's whole stack is 64 KiB.
+      if (!chunk_) chunk_ = std::make_unique<char[]>(kChunkBytes);
+      const ssize_t n = ::read(in_, chunk_.get(), kChunkBytes);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         if (buffer_.empty()) return false;
@@ -57,7 +73,7 @@ class FdTransport final : public Transport {
         scanned_ = 0;
         return true;
       }
-      buffer_.append(chunk, static_cast<std::size_t>(n));
+      buffer_.append(chunk_.get(), static_cast<std::size_t>(n));
     }
   }
 
@@ -77,11 +93,18 @@ class FdTransport final : public Transport {
   }
 
  private:
+  static constexpr std::size_t kChunkBytes = 65536;
   int in_;
   int out_;
   std::string buffer_;
-  std::size_t scanned_ = 0;  // bytes of buffer_ known to hold no '\n'
+  std::size_t start_ = 0;    // where the next line begins in buffer_
+  std::size_t scanned_ = 0;  // bytes from start_ on known to hold no '\n'
+  std::unique_ptr<char[]> chunk_;
 };
+
+#endif  // ESCOUADE_SDK_FD
+
+#ifdef ESCOUADE_SDK_POSIX
 
 // The protocol's own descriptor: a private copy of the standard output, after which fd 1 points
 // at the standard error. From then on, a stray printf or std::cout of the plugin's code goes to
@@ -101,8 +124,8 @@ inline int take_protocol_stdout() {
 
 #endif  // ESCOUADE_SDK_POSIX
 
-// The standard input and output through <cstdio>: for systems without dup2 (wasm32-wasi, where
-// the module's stdout is the protocol and nothing else is), or when the move of fd 1 failed.
+// The standard input and output through <cstdio>: for systems with neither dup2 nor read(2),
+// or when the move of fd 1 failed.
 class StdioTransport final : public Transport {
  public:
   StdioTransport(std::FILE* in, std::FILE* out) : in_(in), out_(out) {}
@@ -133,11 +156,18 @@ class StdioTransport final : public Transport {
 
 // The transport of a plugin Escouade runs: stdin, and stdout kept for the protocol alone (on
 // POSIX, fd 1 then points at stderr, see take_protocol_stdout). Call once, at start.
+//
+// On wasm32-wasi the module's stdout is the protocol and there is no dup2: the lines go straight
+// to fd 0 and fd 1 with read and write (a whole line a call each way, where <cstdio> took one
+// byte a call of fgetc), after what <cstdio> held for stdout, which leaves first.
 inline std::unique_ptr<Transport> stdio_transport() {
 #ifdef ESCOUADE_SDK_POSIX
   if (const int protocol = take_protocol_stdout(); protocol >= 0) {
     return std::make_unique<FdTransport>(STDIN_FILENO, protocol);
   }
+#elif defined(__wasi__)
+  std::fflush(stdout);
+  return std::make_unique<FdTransport>(STDIN_FILENO, STDOUT_FILENO);
 #endif
   return std::make_unique<StdioTransport>(stdin, stdout);
 }
