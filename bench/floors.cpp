@@ -4,7 +4,7 @@
 // in `spawn`, which starts the plugin binary it is given. One mode a run:
 //
 //   fanout [K...] [--raw]   one permissions/decide request, serialized once, written to K children
-//                           (default K = 1, 5, 20); each parses it and answers as a plugin does;
+//                           (default K = 1, 5, 20, 100); each parses it and answers as a plugin does;
 //                           the parent polls all K, parses every answer, and waits for all K.
 //                           p50/p99 of the whole round. --raw: the same lines, no JSON either side
 //   notify                  events/fact notifications to one child that parses each; one write a
@@ -135,7 +135,7 @@ Options parse_options(int argc, char** argv) {
       throw UsageError("unknown argument '" + std::string(arg) + "'");
     }
   }
-  if (o.mode == "fanout" && o.children.empty()) o.children = {1, 5, 20};
+  if (o.mode == "fanout" && o.children.empty()) o.children = {1, 5, 20, 100};
   if (o.mode == "spawn" && o.program.empty()) throw UsageError("spawn: no program given");
   return o;
 }
@@ -721,7 +721,10 @@ int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   if (o.mode == "fanout") {
     for (std::uint64_t k : o.children) {
-      const std::uint64_t iterations = o.iterations ? o.iterations : (k >= 20 ? 2000 : 5000);
+      const std::uint64_t iterations = o.iterations ? o.iterations
+                                                    : (k >= 100  ? 500
+                                                       : k >= 20 ? 2000
+                                                                 : 5000);
       bench_fanout(k, iterations, o.warmup, o.raw);
     }
   } else if (o.mode == "notify") {

@@ -11,8 +11,11 @@
 //   neighbours  an innocent plugin's call p50/p99 on a quiet host, while another plugin floods
 //           its stderr without pause, and while another (a tree of 101 processes, 100 of them
 //           in groups of their own) is restarted, so killed, again and again
-//   decide  a permission decision with 1, 5 and 20 deciding plugins (p50/p99), beside one
-//           plugin's permissions/decide round trip through host.call (the floor of a decision)
+//   decide  a permission decision with 1, 5, 20 and 100 deciding plugins (p50/p99), beside one
+//           plugin's permissions/decide round trip through host.call (the floor of a decision),
+//           right after a decision and alone (one call after another)
+//   decide-mixed  the same with a quarter of the deciding plugins run.js plugins in the sandbox
+//           (5, 20 and 100 plugins: 1, 5 and 25 sandboxed)
 //   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
 //           sandbox beside the same plugin as a process, a large bundle's cold start, and the
 //           guard example as run.wasm beside its process build (host_bench_sandbox.cpp)
@@ -262,11 +265,16 @@ proto::DecideParams decide_request(int i) {
       {"agent", json::object{{"id", "a-2"}, {"name", "Ada"}}}}));
 }
 
-void bench_decide(int plugins, int iterations) {
+// `plugins` deciding plugins, the first `sandboxed` of them run.js plugins in the sandbox
+// (bench/plugins/echo.mjs, which allows as the lean plugin does), the others processes.
+void bench_decide(int plugins, int iterations, int sandboxed = 0) {
   Rig rig;
   std::vector<std::string> ids;
-  for (int i = 0; i < plugins; ++i)
-    ids.push_back(rig.add("dev.bench.decide" + std::to_string(i)));
+  for (int i = 0; i < plugins; ++i) {
+    const std::string id = "dev.bench.decide" + std::to_string(i);
+    ids.push_back(i < sandboxed ? rig.add_folder(id, make_js_plugin(id)) : rig.add(id));
+  }
+  rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
   for (auto& id : ids)
     rig.call(id, "test/echo", json::object{});  // all running
   // The request is made before the clock starts: the app hands the host one already read, and
@@ -281,7 +289,9 @@ void bench_decide(int plugins, int iterations) {
   };
   for (int i = 0; i < 200; ++i)
     decide(decide_request(i));
-  std::vector<double> us, single;
+  // The process plugin asked alone: the last one (the first ones may be sandboxed).
+  const std::string& single_id = ids.back();
+  std::vector<double> us, single, alone;
   for (int i = 0; i < iterations; ++i) {
     const proto::DecideParams request = decide_request(i);
     auto a = Clock::now();
@@ -289,13 +299,26 @@ void bench_decide(int plugins, int iterations) {
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
     json::value params = json::value_from(request);
     a = Clock::now();
-    rig.call(ids[0], "permissions/decide", std::move(params));
+    rig.call(single_id, "permissions/decide", std::move(params));
     single.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
   }
+  // The same call again and again, no decision between: what one call costs when the others'
+  // work has not just gone through the caches.
+  for (int i = 0; i < iterations; ++i) {
+    json::value params = json::value_from(decide_request(i));
+    const auto a = Clock::now();
+    rig.call(single_id, "permissions/decide", std::move(params));
+    alone.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  const std::string sandbox_fields =
+      sandboxed > 0 ? ",\"sandboxed\":" + std::to_string(sandboxed) : std::string();
   std::printf(
-      "{\"bench\":\"host_decide\",\"plugins\":%d,\"iterations\":%d,\"p50_us\":%.1f,"
-      "\"p99_us\":%.1f,\"one_plugin_call_p50_us\":%.1f,\"one_plugin_call_p99_us\":%.1f}\n",
-      plugins, iterations, pct(us, 0.5), pct(us, 0.99), pct(single, 0.5), pct(single, 0.99));
+      "{\"bench\":\"%s\",\"plugins\":%d%s,\"iterations\":%d,\"p50_us\":%.1f,"
+      "\"p99_us\":%.1f,\"one_plugin_call_p50_us\":%.1f,\"one_plugin_call_p99_us\":%.1f,"
+      "\"one_plugin_call_alone_p50_us\":%.1f}\n",
+      sandboxed > 0 ? "host_decide_mixed" : "host_decide", plugins, sandbox_fields.c_str(),
+      iterations, pct(us, 0.5), pct(us, 0.99), pct(single, 0.5), pct(single, 0.99),
+      pct(alone, 0.5));
 }
 
 // Bytes the allocator has handed out and not taken back: resident memory moves by pages and
@@ -346,6 +369,17 @@ int main(int argc, char** argv) {
       bench_decide(1, 5000);
       bench_decide(5, 5000);
       bench_decide(20, 2000);
+      bench_decide(100, 500);
+    }
+    // A quarter of the deciding plugins sandboxed (run.js), the others processes:
+    // bench_host decide-mixed [<plugins> <times>].
+    if (which == "decide-mixed" && argc > 3) {
+      const int n = std::atoi(argv[2]);
+      bench_decide(n, std::atoi(argv[3]), n / 4);
+    } else if (which == "all" || which == "decide-mixed") {
+      bench_decide(5, 5000, 1);
+      bench_decide(20, 2000, 5);
+      bench_decide(100, 500, 25);
     }
     if (which == "all" || which == "neighbours") bench_neighbours(5000);
     // As many starts as its floor (bench_floors spawn).

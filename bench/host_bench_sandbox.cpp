@@ -178,9 +178,10 @@ void idle_memory(int instances) {
   std::printf(
       "{\"bench\":\"sandbox_idle_instance\",\"instances\":%d,\"held_kb_per_instance\":%.0f,"
       "\"helper_private_kb\":%.0f,\"helper_private_dirty_kb\":%.0f,\"helper_pss_kb\":%.0f,"
-      "\"helper_rss_kb\":%.0f,\"host_rss_kb_per_instance\":%.0f}\n",
+      "\"helper_rss_kb\":%.0f,\"host_rss_kb_per_instance\":%.0f,\"private_in_all_kb\":%.0f}\n",
       instances, held / n / 1024.0, private_kb / n, dirty_kb / n, pss_kb / n, rss_kb / n,
-      static_cast<double>(after - before) / instances);
+      static_cast<double>(after - before) / instances,
+      private_kb / n + static_cast<double>(after - before) / instances);
 }
 
 // A bundle of ~1 MB: what the compile cache saves shows on it.

@@ -77,6 +77,7 @@ jobs=(
   "$bin/bench_floors fanout"
   "$bin/bench_floors fanout --raw"
   "$bin/bench_host decide"
+  "$bin/bench_host decide-mixed"
   "$bin/bench_floors notify"
   "$bin/bench_host facts"
   "$bin/bench_floors pipelined"
@@ -84,6 +85,8 @@ jobs=(
   "$bin/bench_floors spawn $plugin"
   "$bin/bench_host cold"
   "$bin/bench_host sandbox"
+  "$bin/bench_host services 400"
+  "$bin/bench_net --rounds 1 --iterations 100"
   "$bin/bench_malloc"
 )
 
@@ -118,42 +121,65 @@ fi
 #   time  ours / floor (latencies: below 1.50x is within 1.5 times the floor's time)
 #   rate  ours / floor (rates: above 0.60x is at least 0.6 times the floor's rate)
 #   diff  ours - floor, in ms
-# Targets: the ratios issue 12 asks for (docs/PERFORMANCE.md).
+#   limit N  ours / N, N a bound of the same unit (not measured: the floor's line is "-")
+# Targets: the ratios issue 32 asks for (docs/PERFORMANCE.md).
 rows() {
   cat <<'EOF'
-decision asked of 20 plugins, p50|"bench":"floor_fanout","mode":"json","children":20,|p50_us|"bench":"host_decide","plugins":20,|p50_us|time|≤ 1.50×
-decision asked of 20 plugins, p99|"bench":"floor_fanout","mode":"json","children":20,|p99_us|"bench":"host_decide","plugins":20,|p99_us|time|≤ 2.00×
-decision asked of 5 plugins, p50|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"host_decide","plugins":5,|p50_us|time|≤ 1.50×
-decision asked of 5 plugins, p99|"bench":"floor_fanout","mode":"json","children":5,|p99_us|"bench":"host_decide","plugins":5,|p99_us|time|≤ 2.00×
+decision asked of 100 plugins, p50|"bench":"floor_fanout","mode":"json","children":100,|p50_us|"bench":"host_decide","plugins":100,|p50_us|time|≤ 1.30×
+decision asked of 100 plugins, p99|"bench":"floor_fanout","mode":"json","children":100,|p99_us|"bench":"host_decide","plugins":100,|p99_us|time|—
+decision asked of 20 plugins, p50|"bench":"floor_fanout","mode":"json","children":20,|p50_us|"bench":"host_decide","plugins":20,|p50_us|time|≤ 1.30×
+decision asked of 20 plugins, p99|"bench":"floor_fanout","mode":"json","children":20,|p99_us|"bench":"host_decide","plugins":20,|p99_us|time|—
+decision asked of 5 plugins, p50|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"host_decide","plugins":5,|p50_us|time|≤ 1.30×
+decision asked of 5 plugins, p99|"bench":"floor_fanout","mode":"json","children":5,|p99_us|"bench":"host_decide","plugins":5,|p99_us|time|—
 decision asked of 1 plugin, p50|"bench":"floor_fanout","mode":"json","children":1,|p50_us|"bench":"host_decide","plugins":1,|p50_us|time|—
+decision asked of 100 plugins, a quarter sandboxed, p50 (floor: fan-out to 100)|"bench":"floor_fanout","mode":"json","children":100,|p50_us|"bench":"host_decide_mixed","plugins":100,|p50_us|time|≤ 1.30×
+decision asked of 100 plugins, a quarter sandboxed, p99|"bench":"floor_fanout","mode":"json","children":100,|p99_us|"bench":"host_decide_mixed","plugins":100,|p99_us|time|—
+decision asked of 20 plugins, a quarter sandboxed, p50 (floor: fan-out to 20)|"bench":"floor_fanout","mode":"json","children":20,|p50_us|"bench":"host_decide_mixed","plugins":20,|p50_us|time|≤ 1.30×
+decision asked of 20 plugins, a quarter sandboxed, p99|"bench":"floor_fanout","mode":"json","children":20,|p99_us|"bench":"host_decide_mixed","plugins":20,|p99_us|time|—
+decision asked of 5 plugins, one sandboxed, p50 (floor: fan-out to 5)|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"host_decide_mixed","plugins":5,|p50_us|time|≤ 1.30×
+decision asked of 5 plugins, one sandboxed, p99|"bench":"floor_fanout","mode":"json","children":5,|p99_us|"bench":"host_decide_mixed","plugins":5,|p99_us|time|—
 facts to one plugin (facts it read /s; floor: batched)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":1,|deliveries_per_s|rate|≥ 0.60×
 facts to 10 plugins (deliveries/s; same floor)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":10,|deliveries_per_s|rate|≥ 0.60×
-a call through the C++ API, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_api",|p50_us|time|≤ 1.30×
+a call through the C++ API, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_api",|p50_us|time|≤ 1.20×
 a call through the C++ API, p99|"bench":"pipe_floor","mode":"json",|p99_us|"bench":"host_call_api",|p99_us|time|—
-a call through escouade-host, p50 (same floor)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_app",|p50_us|time|≤ 2.00×
-a call through escouade-host, p99|"bench":"pipe_floor","mode":"json",|p99_us|"bench":"host_call_app",|p99_us|time|—
+a call through escouade-host, p50 (floor: the relay in epoll)|"bench":"floor_relay","middle":"epoll",|p50_us|"bench":"host_call_app",|p50_us|time|≤ 1.30×
+a call through escouade-host, p99 (floor: the relay in epoll)|"bench":"floor_relay","middle":"epoll",|p99_us|"bench":"host_call_app",|p99_us|time|—
+a call through escouade-host, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_app",|p50_us|time|—
 a relay in epoll that does nothing, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"floor_relay","middle":"epoll",|p50_us|time|—
 a relay that blocks and does nothing, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"floor_relay","middle":"blocking",|p50_us|time|—
-a call through escouade-host, p50 (floor: the relay in epoll)|"bench":"floor_relay","middle":"epoll",|p50_us|"bench":"host_call_app",|p50_us|time|—
 256 calls in flight, C++ API (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_api",|calls_per_s|rate|≥ 0.50×
 256 calls in flight, escouade-host (calls/s)|"bench":"floor_pipelined","answers":"one_write_each",|calls_per_s|"bench":"host_pipelined_app",|calls_per_s|rate|≥ 0.30×
 cold start: spawn to the first call's answer, p50|"bench":"floor_spawn",|p50_ms|"bench":"cold_start",|p50_ms|diff|≤ +0.30 ms
-a call to a run.js plugin in the sandbox, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|—
-the same call, p50 (floor: the same bundle run by Node as a process)|"bench":"sandbox_call",|node_p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|≤ 1.00×
+a call to a run.js plugin in the sandbox, p50 (floor: the same bundle run by Node as a process)|"bench":"sandbox_call",|node_p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|≤ 1.00×
 the same call, p99 (floor: by Node)|"bench":"sandbox_call",|node_p99_us|"bench":"sandbox_call",|sandbox_p99_us|time|—
 the same call, p50 (floor: a C++ plugin as a process)|"bench":"sandbox_call",|process_p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|—
+the same call, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"sandbox_call",|sandbox_p50_us|time|—
 a decision of one run.js plugin, p50 (floor: by Node)|"bench":"sandbox_decide",|node_p50_us|"bench":"sandbox_decide",|sandbox_p50_us|time|≤ 1.00×
 a decision of one run.js plugin, p99 (floor: by Node)|"bench":"sandbox_decide",|node_p99_us|"bench":"sandbox_decide",|sandbox_p99_us|time|—
+a decision of the guard as run.wasm, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|≤ 1.00×
+a decision of the guard as run.wasm, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|sandbox_p99_us|time|—
+a decision of the guard as run.wasm while Ion compiles it after its start, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|tiering_p99_us|time|—
 cold start of a run.js instance, cached, a spare helper ready, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|≤ +0.00 ms
 cold start of a run.js instance, cached, no spare helper, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|no_spare_p50_ms|diff|—
 cold start of a run.js instance, its bundle compiled, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|compiled_p50_ms|diff|—
 cold start of a run.js instance, cached, p50 (floor: a C++ plugin as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|—
 cold start of a run.js instance of a ~1 MB bundle, cached (floor: by Node)|"bench":"sandbox_large_bundle",|node_p50_ms|"bench":"sandbox_large_bundle",|cached_p50_ms|diff|≤ +0.00 ms
 cold start of a run.js instance of a ~1 MB bundle, cached (floor: compiled by the start)|"bench":"sandbox_large_bundle",|compiled_p50_ms|"bench":"sandbox_large_bundle",|cached_p50_ms|diff|—
-a decision of the guard as run.wasm, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|—
-a decision of the guard as run.wasm, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|sandbox_p99_us|time|—
-a decision of the guard as run.wasm while Ion compiles it after its start, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|tiering_p99_us|time|—
 cold start of the guard as run.wasm, p50 (floor: as a process)|"bench":"sandbox_wasm_cold_start",|process_p50_ms|"bench":"sandbox_wasm_cold_start",|wasm_p50_ms|diff|—
+an idle run.js plugin: private memory of its helper and of the host, in all|"bench":"sandbox_idle_instance",|-|"bench":"sandbox_idle_instance",|private_in_all_kb|limit 8192|≤ 8 MB
+net/fetch of a run.js plugin through the host, p50 (floor: the same GET, direct, on a kept-alive connection)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|host_p50_us|time|≤ 1.20×
+net/fetch of a run.js plugin through the host, p99 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p99_us|"figure":"fetch",|host_p99_us|time|—
+the host's HTTP client alone, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|client_p50_us|time|—
+net/fetch of a run.js plugin through the host, p50 (floor: direct, a new TLS connection)|"figure":"fetch",|direct_p50_us|"figure":"fetch",|host_p50_us|time|—
+net/stream of 32 MiB drained by a run.js plugin, 256 KiB of credit (MB/s; floor: read directly)|"figure":"stream",|direct_mb_s|"figure":"stream",|host_mb_s|rate|≥ 0.50×
+fs/read of a 256 KiB file by a run.js plugin, p50 (floor: read directly, C++)|"bench":"services_fs_read",|direct_p50_us|"bench":"services_fs_read",|sandbox_p50_us|time|—
+the same, p50 (floor: the same plugin under Node, reading it itself)|"bench":"services_fs_read",|node_direct_p50_us|"bench":"services_fs_read",|sandbox_p50_us|time|—
+the same, p99 (floor: by Node, itself)|"bench":"services_fs_read",|node_direct_p99_us|"bench":"services_fs_read",|sandbox_p99_us|time|—
+fs/read by the plugin under Node, through the host, p50 (floor: by Node, itself)|"bench":"services_fs_read",|node_direct_p50_us|"bench":"services_fs_read",|node_host_p50_us|time|—
+proc/spawn of true to its proc/exit by a run.js plugin, p50 (floor: posix_spawn and waitpid, C++)|"bench":"services_spawn",|direct_p50_us|"bench":"services_spawn",|sandbox_p50_us|time|—
+the same, p50 (floor: the same plugin under Node, spawning it itself)|"bench":"services_spawn",|node_direct_p50_us|"bench":"services_spawn",|sandbox_p50_us|time|—
+the same, p99 (floor: by Node, itself)|"bench":"services_spawn",|node_direct_p99_us|"bench":"services_spawn",|sandbox_p99_us|time|—
+proc/spawn by the plugin under Node, through the host, p50 (floor: by Node, itself)|"bench":"services_spawn",|node_direct_p50_us|"bench":"services_spawn",|node_host_p50_us|time|—
 malloc/free of 64 B charged to an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_charged_ns|time|—
 malloc/free of 64 B on a thread without an account (floor: glibc's own)|"bench":"malloc_account",|glibc_ns|"bench":"malloc_account",|replaced_no_account_ns|time|—
 EOF
@@ -180,13 +206,15 @@ table() {
       if (key ~ /_us$/) return sprintf("%.1f µs", v)
       if (key ~ /_ms$/) return sprintf("%.2f ms", v)
       if (key ~ /_ns$/) return sprintf("%.1f ns", v)
+      if (key ~ /_kb$/) return sprintf("%.2f MB", v / 1024)
+      if (key ~ /_mb_s$/) return sprintf("%.1f MB/s", v)
       if (v >= 1e6) return sprintf("%.2f M/s", v / 1e6)
       return sprintf("%.1f k/s", v / 1e3)
     }
     function compared(kind, floor, ours) {
       if (floor == "" || ours == "" || floor + 0 == 0 || ours + 0 == 0) return "?"
       if (kind == "time") return sprintf("%.2f×", ours / floor)
-      if (kind == "rate") return sprintf("%.2f×", ours / floor)
+      if (kind == "rate" || kind ~ /^limit/) return sprintf("%.2f×", ours / floor)
       return sprintf("%+.2f ms", ours - floor)
     }
     # The ratio of each round (ours / floor, or ours - floor for a "diff"), space-separated: each
@@ -234,6 +262,10 @@ table() {
         if (index($0, f[4]) && (v = field($0, f[5])) != "") {
           ours[i, pin] = ours[i, pin] " " v
           ours_r[i, pin, r] = v
+          if (f[6] ~ /^limit /) {  # the bound stands for the floor, in each round
+            floor[i, pin] = floor[i, pin] " " substr(f[6], 7)
+            floor_r[i, pin, r] = substr(f[6], 7)
+          }
         }
       }
     }
@@ -250,7 +282,7 @@ table() {
         for (i = 1; i <= rows; i++) {
           split(row[i], f, "|")
           fl = median(floor[i, pin]); ou = median(ours[i, pin])
-          printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[3]), shown(ou, f[5]),
+          printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], shown(fl, f[6] ~ /^limit / ? f[5] : f[3]), shown(ou, f[5]),
                  compared(f[6], fl, ou), paired(i, pin, f[6]), spread(i, pin, f[6]), f[7]
         }
       }
