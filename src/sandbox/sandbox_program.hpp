@@ -93,7 +93,8 @@ class SandboxProgram final : public runtime::Program {
 
  private:
   void prepared(Result<Prepared> p);
-  void send(char kind, std::string bytes, proto::Delivery delivery);
+  // Records for its helper's input, to its pipe or, until it has a helper, to waiting_.
+  void send(std::string records, proto::Delivery delivery);
   void helper_ended(const runtime::ProgramEnd& end);
   runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
   void watch_memory();
@@ -112,6 +113,9 @@ class SandboxProgram final : public runtime::Program {
   bool memory_stop_ = false;
   bool finished_ = false;
   std::optional<runtime::ProgramEnd> told_;  // how its instance said it ended
+  // The count of decisions it holds (decisions_held), changed since its helper was last told: told
+  // in the same write as its next line.
+  std::optional<std::size_t> decisions_untold_;
   // What was written before its helper took it: records with their delivery, twice what a
   // helper's input holds at most (kWaitingBytes), so that handing it over makes that input
   // full, and says so, as it would have been; past it, droppable ones go (runtime::LineQueue).

@@ -222,6 +222,33 @@ TEST_F(Sandbox, WhileItHoldsADecisionATurnHas500ms) {
   EXPECT_EQ(ended().turn.back(), '}') << "its line, without its line break";
 }
 
+// The count of decisions held goes in the same write as the next line (one wake-up of the
+// helper): told before the helper even took the program, it holds for that line's turn.
+TEST_F(Sandbox, ADecisionCountToldBeforeItsHelperTookItHoldsForTheNextLinesTurn) {
+  start("echo", "plugin.mjs");
+  program_->decisions_held(1);
+  call(1, "test/spin");
+  EXPECT_EQ(ended().reason, "a turn ran past 500 ms: Escouade stopped its instance");
+  EXPECT_NE(ended().turn.find(R"("method":"test/spin")"), std::string::npos) << ended().turn;
+}
+
+// Once its decisions are answered the count falls back to none, told with the next line: the
+// turns after it have 2000 ms again, the last count told before a line being the one it sees.
+TEST_F(Sandbox, AfterItsDecisionsAreAnsweredATurnHas2000msAgain) {
+  start("echo", "plugin.mjs");
+  call(1, "initialize");
+  ASSERT_TRUE(answer(1));
+  program_->decisions_held(1);
+  call(2, "test/echo", json::object{{"a", 1}});
+  ASSERT_TRUE(answer(2));
+  program_->decisions_held(2);
+  program_->decisions_held(1);
+  program_->decisions_held(0);
+  call(3, "test/spin");
+  EXPECT_EQ(ended().reason, "a turn ran past 2000 ms: Escouade stopped its instance");
+  EXPECT_NE(ended().turn.find(R"("id":3)"), std::string::npos) << ended().turn;
+}
+
 TEST_F(Sandbox, AnUncaughtExceptionIsACrashWithItsMessage) {
   start("hostile", "throw.mjs");
   const auto& end = ended();

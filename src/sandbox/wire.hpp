@@ -30,7 +30,7 @@ enum class ToHelper : char {
   start = 'S',      // a Start, once, first
   line = 'L',       // a line for its input ('\n' included) that is never dropped
   droppable = 'D',  // a notification's line, which may be dropped while its input is full
-  decisions = 'H',  // how many permissions/decide it holds now (a count)
+  decisions = 'H',  // how many permissions/decide it holds now (a count), before the next line
 };
 
 // Helper -> host.
