@@ -95,6 +95,8 @@ class SandboxProgram final : public runtime::Program {
   void prepared(Result<Prepared> p);
   // Records for its helper's input, to its pipe or, until it has a helper, to waiting_.
   void send(std::string records, proto::Delivery delivery);
+  // The kept records gathered since the host's thread last returned to its loop, in one write.
+  void send_gathered();
   void helper_ended(const runtime::ProgramEnd& end);
   runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
   void watch_memory();
@@ -121,6 +123,9 @@ class SandboxProgram final : public runtime::Program {
   // full, and says so, as it would have been; past it, droppable ones go (runtime::LineQueue).
   static constexpr std::size_t kWaitingBytes = 8u * 1024u * 1024u;
   runtime::LineQueue waiting_{kWaitingBytes};
+  // Kept records for its helper written by the handler that runs now (send): one write once it
+  // returns.
+  std::string gathered_;
   std::unique_ptr<boost::asio::steady_timer> memory_timer_;
 };
 

@@ -36,6 +36,28 @@ TEST_F(Sandbox, AGoodPluginAnswersItsCallsAndKeepsItsState) {
   EXPECT_EQ(ended().reason, "its instance exited with code 0");
 }
 
+// What one handler of the host's thread writes leaves in one write once it returns (send's
+// gathering): in its order, a droppable line between kept ones included, nothing lost.
+TEST_F(Sandbox, LinesWrittenInOneGoArriveInTheirOrder) {
+  start("echo", "plugin.mjs");
+  call(1, "test/echo", json::object{{"n", 1}});
+  program_->write(R"({"jsonrpc":"2.0","method":"events/fact","params":{"n":0}})"
+                  "\n",
+                  proto::Delivery::droppable);
+  call(2, "test/echo", json::object{{"n", 2}});
+  call(3, "test/echo", json::object{{"n", 3}});
+  // Taken in the order written: every message counts as a call, the fact between 1 and 2.
+  const int calls[] = {1, 3, 4}, facts[] = {0, 1, 1};
+  for (int id = 1; id <= 3; ++id) {
+    auto echo = answer(id);
+    ASSERT_TRUE(echo) << id;
+    EXPECT_EQ(echo->at("result").at("echo"), (json::object{{"n", id}}));
+    EXPECT_EQ(echo->at("result").at("calls"), calls[id - 1]) << id;
+    EXPECT_EQ(echo->at("result").at("facts"), facts[id - 1]) << id;
+  }
+  EXPECT_EQ(program_->input_backlog(), 0u);
+}
+
 TEST_F(Sandbox, AsyncIterationOverReadlineReadsEachLine) {
   start("echo", "iterate.mjs");
   call(1, "initialize");
