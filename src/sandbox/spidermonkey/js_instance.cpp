@@ -390,12 +390,26 @@ ProgramEnd prelude_failed(JsInstance& in) {
                describe_pending(in.cx, true));
 }
 
-bool call_feed(JsInstance& in, JS::HandleValue arg) {
+// Whether a line may be one of the prelude's own: an answer to one of its requests (their ids
+// all begin with "escouade-"), or a net/*, ws/*, proc/* or timer/fired notification. Its
+// filters (prelude/beginning.js, ownInputs) each look for their marks in the line, seven scans
+// of every line in all; a line without any mark goes to the bundle without them.
+bool may_be_the_preludes(std::string_view line) {
+  static constexpr std::string_view kMarks[] = {"escouade-", "\"net/", "\"ws/", "\"proc/",
+                                                "\"timer/fired\""};
+  for (const std::string_view mark : kMarks)
+    if (line.find(mark) != std::string_view::npos) return true;
+  return false;
+}
+
+// feed(line, mayBeOwn): `line` a string, or null at the end of its input.
+bool call_feed(JsInstance& in, JS::HandleValue arg, bool may_be_own) {
   JSContext* cx = in.cx;
   JS::RootedValue f(cx, in.feed);
   JS::RootedValue ignored(cx);
-  JS::RootedValueArray<1> args(cx);
+  JS::RootedValueArray<2> args(cx);
   args[0].set(arg);
+  args[1].setBoolean(may_be_own);
   return JS::Call(cx, JS::UndefinedHandleValue, f, args, &ignored);
 }
 
@@ -542,7 +556,7 @@ ProgramEnd run_in_realm(JsInstance& in, JobQueue& jobs) {
       } else {
         line_value.setNull();  // the end of its input
       }
-      ok = call_feed(in, line_value);
+      ok = call_feed(in, line_value, !line || may_be_the_preludes(*line));
     }
     ok = ok && jobs.drain(cx);
     in.channel.turn_ends();

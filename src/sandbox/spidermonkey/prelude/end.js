@@ -18,7 +18,9 @@
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
   globalThis._importMeta_ = { url: host.url };
 
-  const feed = (line) => {
+  // `mayBeOwn` false: the helper found none of the marks the prelude's own lines carry in it
+  // (js_instance.cpp, may_be_the_preludes), and its filters need not look.
+  const feed = (line, mayBeOwn) => {
     if (line === null) {
       if (inputEnded) return;
       inputEnded = true;
@@ -28,7 +30,7 @@
       wantInput(false);
       return;
     }
-    if (ownInput(line)) return;
+    if (mayBeOwn !== false && ownInput(line)) return;
     stdin.emit('data', line);
   };
   // The pieces of the prelude's streams, which the helper reads without a string of their line.
