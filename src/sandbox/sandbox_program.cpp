@@ -338,13 +338,27 @@ void SandboxProgram::send(std::string records, proto::Delivery delivery) {
   // Kept records written by one handler of the host's thread leave in one write, once it
   // returns: an answer to net/stream, the body's net/chunk and its net/end, written one after
   // another, were three wake-ups of the helper (each preempting the host on a shared core) and
-  // three turns of its instance; gathered, one read brings them all.
-  if (!gathered_.empty()) {
-    gathered_ += records;
-    return;
+  // three turns of its instance; gathered, one read brings them all. What is gathered stays
+  // small (kGatherBytes): a larger record goes at once, after what was gathered before it, and
+  // answers that come faster than the helper reads are held by its pipe's queue as before.
+  if (gathered_.size() + records.size() > kGatherBytes) {
+    send_gathered();
+    if (records.size() > kGatherBytes) {
+      helper_->process().write(std::move(records), delivery);
+      return;
+    }
   }
-  gathered_ = std::move(records);
-  boost::asio::post(state_->executor, lifeline_.guard([this] { send_gathered(); }));
+  if (gathered_.empty())
+    gathered_ = std::move(records);
+  else
+    gathered_ += records;
+  if (!gather_posted_) {
+    gather_posted_ = true;
+    boost::asio::post(state_->executor, lifeline_.guard([this] {
+      gather_posted_ = false;
+      send_gathered();
+    }));
+  }
 }
 
 void SandboxProgram::send_gathered() {

@@ -126,6 +126,8 @@ class SandboxProgram final : public runtime::Program {
   // Kept records for its helper written by the handler that runs now (send): one write once it
   // returns.
   std::string gathered_;
+  bool gather_posted_ = false;  // a post will send what is gathered
+  static constexpr std::size_t kGatherBytes = 64u * 1024u;
   std::unique_ptr<boost::asio::steady_timer> memory_timer_;
 };
 
