@@ -4,8 +4,8 @@
 // in `spawn`, which starts the plugin binary it is given. One mode a run:
 //
 //   fanout [K...] [--raw]   one permissions/decide request, serialized once, written to K children
-//                           (default K = 1, 5, 20, 100); each parses it and answers as a plugin does;
-//                           the parent polls all K, parses every answer, and waits for all K.
+//                           (default K = 1, 5, 20, 100); each parses it and answers as a plugin
+//                           does; the parent polls all K, parses every answer, and waits for all K.
 //                           p50/p99 of the whole round. --raw: the same lines, no JSON either side
 //   notify                  events/fact notifications to one child that parses each; one write a
 //                           line, then batched (64 KiB a write). The clock stops at the child's

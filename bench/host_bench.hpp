@@ -153,7 +153,8 @@ std::filesystem::path make_js_plugin(const std::string& id, const std::string& t
 void bench_sandbox(int iterations, const std::string& part = {});
 
 // fs/read of a 256 KiB file and proc/spawn of `true` to its proc/exit, through the host (run.js
-// and Node) and done directly (host_bench_services.cpp); `iterations` reads, a quarter as many spawns.
+// and Node) and done directly (host_bench_services.cpp); `iterations` reads, a quarter as many
+// spawns.
 void bench_services(int iterations);
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
