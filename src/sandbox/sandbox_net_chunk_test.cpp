@@ -16,27 +16,6 @@ namespace {
 
 class SandboxNetChunk : public Sandbox {
  protected:
-  // The next line of its output with `method` (or the answer to `id`), taken from what it
-  // wrote; the lines before it stay.
-  std::optional<json::value> take(std::string_view method, const json::value& id = nullptr) {
-    std::optional<json::value> found;
-    run_until([&] {
-      for (auto it = out_.begin(); it != out_.end(); ++it) {
-        const json::value v = json::parse(*it);
-        const json::object& o = v.as_object();
-        const bool match = id.is_null()
-                               ? o.contains("method") && o.at("method") == json::value(method)
-                               : !o.contains("method") && o.contains("id") && o.at("id") == id;
-        if (match) {
-          found = v;
-          out_.erase(it);
-          return true;
-        }
-      }
-      return end_.has_value();
-    });
-    return found;
-  }
   std::size_t count(std::string_view method) const {
     std::size_t n = 0;
     for (const auto& l : out_) {

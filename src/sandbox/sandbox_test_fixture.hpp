@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/sanitizers.hpp"
@@ -109,6 +110,27 @@ class Sandbox : public ::testing::Test {
         auto v = json::parse(l, ec);
         if (!ec && v.is_object() && match(v.as_object())) {
           found = v;
+          return true;
+        }
+      }
+      return end_.has_value();
+    });
+    return found;
+  }
+  // The next line of its output with `method` (or the answer to `id`), taken from what it
+  // wrote, in order; the lines before it stay. Every line it writes must be JSON.
+  std::optional<json::value> take(std::string_view method, const json::value& id = nullptr) {
+    std::optional<json::value> found;
+    run_until([&] {
+      for (auto it = out_.begin(); it != out_.end(); ++it) {
+        const json::value v = json::parse(*it);
+        const json::object& o = v.as_object();
+        const bool match = id.is_null()
+                               ? o.contains("method") && o.at("method") == json::value(method)
+                               : !o.contains("method") && o.contains("id") && o.at("id") == id;
+        if (match) {
+          found = v;
+          out_.erase(it);
           return true;
         }
       }

@@ -28,27 +28,6 @@ class SandboxTimers : public Sandbox {
         {"jsonrpc", "2.0"}, {"method", "timer/fired"}, {"params", json::object{{"timer", timer}}}});
   }
 
-  // The next line of its output with `method` (or the answer to `id`), taken from what it
-  // wrote, in order; the lines before it stay. Every line it writes must be JSON.
-  std::optional<json::value> take(std::string_view method, const json::value& id = nullptr) {
-    std::optional<json::value> found;
-    run_until([&] {
-      for (auto it = out_.begin(); it != out_.end(); ++it) {
-        const json::value v = json::parse(*it);
-        const json::object& o = v.as_object();
-        const bool match = id.is_null()
-                               ? o.contains("method") && o.at("method") == json::value(method)
-                               : !o.contains("method") && o.contains("id") && o.at("id") == id;
-        if (match) {
-          found = v;
-          out_.erase(it);
-          return true;
-        }
-      }
-      return end_.has_value();
-    });
-    return found;
-  }
   std::optional<json::value> answer(int id) { return take("", json::value(id)); }
   std::size_t count(std::string_view method) const {
     std::size_t n = 0;
