@@ -74,7 +74,10 @@ Host::Host(asio::any_io_executor executor, HostConfig config, runtime::ProgramFa
   services_.settings = {&workers_, &settings_};
   services_.files = {&workers_};
   services_.timers = {executor_, &clock_, &timer_pacer_};
+  // One context for every process the host starts: two would each end the other's children as
+  // orphans when a program of theirs ends.
   runtime::ProcessContext* processes = config_.processes;
+  if (!processes) processes = programs_.process_context();
   if (!processes) {
     own_ender_ = std::make_unique<runtime::TreeEnder>(executor_);
     own_processes_ = std::make_unique<runtime::ProcessContext>();

@@ -71,7 +71,8 @@ struct HostConfig {
   net::Settings network;
   // What the programs proc/spawn starts share with the plugins' own processes: the pids the host
   // started (which the reaping of orphans leaves alone), the watchdog and the tree ender. Not
-  // owned, outlives the host. None: the host keeps its own, without a watchdog.
+  // owned, outlives the host. None: the program factory's (ProgramFactory::process_context), and
+  // when it has none, one of the host's own, without a watchdog.
   runtime::ProcessContext* processes = nullptr;
 };
 

@@ -71,6 +71,7 @@ class ProcessProgramFactory final : public ProgramFactory {
   std::unique_ptr<Program> make(const ProgramSpec& spec) override {
     return std::make_unique<ProcessProgram>(executor_, spec, context_);
   }
+  ProcessContext* process_context() override { return &context_; }
 
  private:
   boost::asio::any_io_executor executor_;

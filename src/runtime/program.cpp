@@ -61,4 +61,12 @@ void ProgramRouter::prepare(const ProgramSpec& spec, Tell tell) {
   if (runs(spec.kind)) routes_[static_cast<std::size_t>(spec.kind)]->prepare(spec, std::move(tell));
 }
 
+ProcessContext* ProgramRouter::process_context() {
+  for (ProgramFactory* f : routes_) {
+    if (!f) continue;
+    if (ProcessContext* c = f->process_context()) return c;
+  }
+  return nullptr;
+}
+
 }  // namespace escouade::runtime

@@ -25,6 +25,8 @@
 
 namespace escouade::runtime {
 
+struct ProcessContext;
+
 // How a process ended: an exit code, or the signal that ended it ("exit code 3", "killed by
 // signal 9 (SIGKILL)").
 using ExitStatus = platform::ExitStatus;
@@ -168,6 +170,10 @@ class ProgramFactory {
     (void)spec;
     (void)tell;
   }
+  // The context of the processes it starts (the pids it knows, the watchdog, the tree ender),
+  // which what proc/spawn starts must share: a process's end ends the host's children that no
+  // one knows as orphans. Null when it starts no process.
+  virtual ProcessContext* process_context() { return nullptr; }
 };
 
 // The factory the host, the bench and the harness use: each kind to the factory that runs it
@@ -180,6 +186,8 @@ class ProgramRouter final : public ProgramFactory {
   // nullptr when no factory runs spec.kind.
   std::unique_ptr<Program> make(const ProgramSpec& spec) override;
   void prepare(const ProgramSpec& spec, Tell tell = {}) override;
+  // The first context a routed factory gives (the host's factories share one).
+  ProcessContext* process_context() override;
 
  private:
   std::array<ProgramFactory*, 3> routes_{};  // by RunKind

@@ -523,6 +523,10 @@ std::unique_ptr<runtime::Program> SandboxProgramFactory::make(const runtime::Pro
   return std::make_unique<SandboxProgram>(state_, spec);
 }
 
+runtime::ProcessContext* SandboxProgramFactory::process_context() {
+  return &state_->context;
+}
+
 void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec, Tell tell) {
   if (!runs(spec.kind)) return;
   state_->replenish();

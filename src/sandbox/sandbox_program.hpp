@@ -145,6 +145,8 @@ class SandboxProgramFactory final : public runtime::ProgramFactory {
   bool runs(runtime::RunKind kind) const override;
   std::unique_ptr<runtime::Program> make(const runtime::ProgramSpec& spec) override;
   void prepare(const runtime::ProgramSpec& spec, Tell tell = {}) override;
+  // The helpers are the host's children too: the context they were made with.
+  runtime::ProcessContext* process_context() override;
   // escouade-plugin check: the module read as a start reads it and compiled by a compile helper,
   // without running any of it (a bundle's syntax, imports, exports and SDK mark; a plugin.wasm's
   // imports, memory, exports and code), whatever the cache holds. `done`, on the executor, gets

@@ -53,7 +53,9 @@ void run(const std::vector<std::string>& argv, const fs::path& cwd) {
 
 class FsProcSandbox : public ::testing::Test {
  protected:
-  FsProcSandbox()
+  // share_context: the app gives the host the context its factories were made with, as
+  // escouade-host does; without it the host must take theirs.
+  explicit FsProcSandbox(bool share_context = true)
       : processes_(io_.get_executor(), context_),
         sandboxed_(io_.get_executor(), context_, sandbox::SandboxOptions::installed()) {
     programs_.route(runtime::RunKind::command, &processes_);
@@ -63,7 +65,7 @@ class FsProcSandbox : public ::testing::Test {
     config.data_dir = data_.path();
     config.base_env = {"PATH=/usr/bin:/bin"};
     config.keychain = keychain_.get();
-    config.processes = &context_;
+    if (share_context) config.processes = &context_;
     host_ = std::make_unique<host::Host>(io_.get_executor(), config, programs_,
                                          [](const supervisor::Status&) {});
     // Two agents: a1 in an open project, b2 in a private one the plugins are not on for.
@@ -322,6 +324,44 @@ TEST_F(FsProcSandbox, AKilledProgramEndsWithANullCodeAndProgramsEndWithTheirInst
   ASSERT_TRUE(host_->restart(id_));  // the instance ends: its programs with it
   run_until([&] { return ::kill(pid, 0) != 0; });
   good_answers();
+}
+
+// A library user who leaves HostConfig::processes unset: the host shares the factories' context,
+// so a program's end does not take the sandbox's helpers (children it would not know) for orphans.
+class FsProcSandboxContextNotGiven : public FsProcSandbox {
+ protected:
+  FsProcSandboxContextNotGiven() : FsProcSandbox(false) {}
+};
+
+TEST_F(FsProcSandboxContextNotGiven, AProgramsEndLeavesThePluginsRunning) {
+  const auto starts = [&](const std::string& id) {
+    std::size_t n = 0;
+    for (const auto& l : journal(id))
+      if (l.find("started:") != std::string::npos) ++n;
+    return n;
+  };
+  good_answers();
+  // Both started (a plugin starts at its first call).
+  EXPECT_EQ(
+      call("test/run",
+           json::object{{"command", "printenv"}, {"args", json::array{"LANG"}}, {"agent", "a1"}})
+          .at("stdout"),
+      "C.UTF-8\n");
+  ASSERT_EQ(starts(id_), 1u);
+  ASSERT_EQ(starts(good_), 1u);
+  for (int i = 0; i < 3; ++i) {
+    auto r =
+        call("test/run",
+             json::object{{"command", "printenv"}, {"args", json::array{"LANG"}}, {"agent", "a1"}});
+    ASSERT_EQ(code_of(r), 0) << json::serialize(r);
+    EXPECT_EQ(r.at("stdout"), "C.UTF-8\n");
+    good_answers();
+  }
+  // Neither helper was ended and started again.
+  EXPECT_EQ(starts(id_), 1u);
+  EXPECT_EQ(starts(good_), 1u);
+  for (const auto& l : journal(id_))
+    EXPECT_EQ(l.find("crashed:"), std::string::npos) << l;
 }
 
 TEST_F(FsProcSandbox, ARunWasmModuleReachesFilesAndProgramsThroughEscouadeCall) {
