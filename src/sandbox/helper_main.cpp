@@ -2,9 +2,10 @@
 // The host starts it with an empty environment, `--time-zone NAME` as its arguments, and five
 // descriptors: 0 the records it is sent (sandbox/wire.hpp), 1 and 2 the plugin's stdout and
 // stderr, 3 its control records to the host, 4 its status page (sandbox/status_page.hpp). It
-// maps the page, sets its time zone, starts the engine, locks itself down (sandbox/lockdown.hpp),
-// makes the instance's context on a thread of its own, then waits for its start record: a
-// helper may be made before the host knows which plugin it will run (a spare,
+// maps the page, sets its time zone, starts the engine and the engine's helper threads (at a low
+// priority, which only they can set, before the lockdown), locks itself down
+// (sandbox/lockdown.hpp), makes the instance's context on a thread of its own, then waits for its
+// start record: a helper may be made before the host knows which plugin it will run (a spare,
 // sandbox_program.hpp). It runs the instance to its end, tells the host how it ended, and exits.
 // Nothing of it outlives its instance.
 
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
     fail(limited.error().message);
   if (auto filtered = lockdown::install_filter(); !filtered) fail(filtered.error().message);
 
-  // Every thread from here on has the filter: the watchdog's, the instance's, the engine's.
+  // Every thread has the filter from here on: the engine's helper threads, made by start_engine,
+  // and those made after it, the watchdog's and the instance's.
   auto watchdog = std::make_shared<Watchdog>();
   Run run{std::make_shared<Channel>(HelperFds{0, 1, 2, kControlFd}, status,
                                     runtime::ProgramLimits{}, watchdog),

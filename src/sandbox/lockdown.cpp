@@ -95,8 +95,8 @@ std::span<const Allowed> allowed_calls() {
       out[i++] = a;
     out[i++] = Allowed{"clone", "a new thread (the engine's helpers, the instance, the watchdog)",
                        "CLONE_THREAD set: a thread, never a process"};
-    out[i++] =
-        Allowed{"prctl", "the engine names its helper threads", "PR_SET_NAME and PR_GET_NAME only"};
+    out[i++] = Allowed{"prctl", "the instance's thread names itself once it knows its kind",
+                       "PR_SET_NAME and PR_GET_NAME only"};
     out[i++] = Allowed{"tgkill", "abort() of the C library (the engine's MOZ_CRASH)",
                        "to a thread of the helper itself only"};
     out[i++] = Allowed{"clone3",
@@ -164,6 +164,11 @@ Result<void> install_filter() {
   // It already has no new privileges; a filter of another architecture's numbering (x32, i386
   // through int 0x80) is killed too.
   ::seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+  // Every thread of the process gets the filter (and no new privileges) at once, those made
+  // before it too: the engine's helper threads lower their priority before the lockdown. The
+  // load fails rather than leave one of them unfiltered.
+  if (const int rc = ::seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1); rc != 0)
+    return failed("seccomp TSYNC", -rc);
   const auto rule = [&](std::string_view name, std::uint32_t action, unsigned count,
                         const scmp_arg_cmp* args) -> Result<void> {
     const int nr = ::seccomp_syscall_resolve_name(std::string(name).c_str());

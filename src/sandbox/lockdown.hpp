@@ -7,8 +7,9 @@
 //      ptrace by the user's other processes, /proc/<pid>/ closed to them), and no descriptor but
 //      those it was given;
 //   2. install_filter(): a seccomp-bpf filter (libseccomp) that kills the process at the first
-//      system call not on its list, installed before any thread is made, so that every thread
-//      of the process has it. Opening a file is answered EACCES rather than killed: the C library
+//      system call not on its list, given to every thread of the process at once (TSYNC): the
+//      engine's helper threads, made before it so that they could lower their priority, and every
+//      thread made after it. Opening a file is answered EACCES rather than killed: the C library
 //      looks at a file of /proc by itself (never a plugin's doing), and nothing is opened either
 //      way.
 //
@@ -50,8 +51,9 @@ int open_files(int keep);
 // (AddressSanitizer maps terabytes of shadow memory there).
 Result<void> limit_process(int keep, std::uint64_t data_bytes);
 
-// Step 2: from here on, any call not on allowed_calls() (with its arguments) kills the process
-// with SIGSYS; clone3 answers ENOSYS, so that the C library makes its threads with clone.
+// Step 2: from here on, any call not on allowed_calls() (with its arguments), in any of its
+// threads, kills the process with SIGSYS; clone3 answers ENOSYS, so that the C library makes its
+// threads with clone. The threads that exist already must have no filter of their own.
 Result<void> install_filter();
 
 }  // namespace escouade::sandbox::lockdown

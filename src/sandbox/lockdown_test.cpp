@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +43,17 @@ struct Ending {
   int signal = 0;
 };
 
+// How the child `pid` ends.
+Ending ending_of(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  Ending e;
+  if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+  return e;
+}
+
 // Forks a child that locks itself down (descriptors 0 to 3 kept: 3 is `report`'s write end when
 // given), with its filter unless told, runs `body`, and exits with what it returns. A child that
 // could not lock itself down exits 99.
@@ -53,13 +65,7 @@ Ending in_lockdown(const std::function<int()>& body, int report = -1, bool filte
     if (filter && !install_filter()) ::_exit(99);
     ::_exit(body());
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  Ending e;
-  if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
-  return e;
+  return ending_of(pid);
 }
 
 #define EXPECT_KILLED_BY_THE_FILTER(...)                                \
@@ -145,6 +151,34 @@ TEST(Lockdown, WhatTheEngineNeedsRuns) {
   });
   EXPECT_EQ(e.signal, 0);
   EXPECT_EQ(e.code, 0);
+}
+
+// The engine's helper threads are made before the lockdown, so that each lowers its priority
+// while it may: the filter reaches them all the same. Here a thread made first lowers itself,
+// waits for the lockdown, then makes a forbidden call: the whole process is killed at it.
+std::atomic<int> g_step{0};  // 1: the thread lowered itself; 2: the filter is in
+TEST(Lockdown, AThreadMadeBeforeTheFilterHasItToo) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    pthread_t thread;
+    const auto early = [](void*) -> void* {
+      if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19) != 0) ::_exit(97);
+      g_step = 1;
+      while (g_step.load() != 2)
+        ::sched_yield();
+      (void)::socket(AF_INET, SOCK_STREAM, 0);
+      ::_exit(0);  // the filter did not reach this thread
+    };
+    if (pthread_create(&thread, nullptr, early, nullptr) != 0) ::_exit(98);
+    while (g_step.load() != 1)
+      ::sched_yield();
+    if (!limit_process(4, 0) || !install_filter()) ::_exit(99);
+    g_step = 2;
+    pthread_join(thread, nullptr);
+    ::_exit(96);
+  }
+  const Ending e = ending_of(pid);
+  EXPECT_EQ(e.signal, SIGSYS) << "exit " << e.code;
 }
 
 // Step 1 alone (the filter would forbid the calls that read them back).

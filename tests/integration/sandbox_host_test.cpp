@@ -639,9 +639,10 @@ std::vector<std::string> thread_names(pid_t pid) {
   }
   return names;
 }
+// The engine's helper threads, the helper's own (sandbox/spidermonkey/engine.hpp names them).
 bool has_engine_threads(pid_t pid) {
   const auto names = thread_names(pid);
-  return std::find(names.begin(), names.end(), "JS Helper") != names.end();
+  return std::find(names.begin(), names.end(), "js-helper") != names.end();
 }
 
 // The host never starts the engine: its threads (the engine's helpers, the instance's) are the

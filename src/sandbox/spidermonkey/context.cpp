@@ -14,6 +14,7 @@
 #include "sandbox/channel.hpp"
 #include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
+#include "sandbox/spidermonkey/helper_threads.hpp"
 
 namespace escouade::sandbox::spidermonkey {
 
@@ -26,7 +27,8 @@ bool start_engine() {
     const std::string build = engine_build();
     return id->append(build.data(), build.size());
   });
-  return JS_Init();
+  // The engine's tasks go to threads of the helper's own from the first context on.
+  return JS_Init() && start_helper_threads();
 }
 
 std::string engine_build() {

@@ -22,10 +22,34 @@ struct StatusPage;
 
 namespace escouade::sandbox::spidermonkey {
 
-// Starts the engine in this process (JS_Init, and what must precede it). It reads /proc and /sys
-// once: call it before the seccomp filter, from one thread, before any other. False when the
-// engine cannot start.
+// Starts the engine in this process (JS_Init, and what must precede it) and its helper threads
+// (helper_threads.hpp). It reads /proc and /sys once, and the threads lower their priority: call
+// it before the lockdown, from one thread, before any other. False when the engine cannot start.
 bool start_engine();
+
+// The engine's helper threads (its compilations, its GC's background work), made by the helper
+// before the lockdown, each named kHelperThreadName, at kHelperThreadNice; and kWaitedThreads
+// more at the instance's priority, named kWaitedThreadName, which take the tasks while the
+// instance's thread blocks on them (a run.wasm module's compile at its start).
+//
+// Two each: the engine's own pool had as many as the processors (two at least), and a run.wasm
+// module's tier-2 compile needs two (its generator holds one while the other compiles; with one
+// it would never start). A helper runs one plugin among others: more would only let one plugin's
+// compilations take more of the machine at once.
+inline constexpr int kHelperThreads = 2;
+inline constexpr int kWaitedThreads = 2;
+// Nice 10: below the instance's thread, which a compilation then no longer delays on a shared
+// core, yet not so low that a busy core starves the compilations its plugin needs. Measured
+// pinned to one core, three rounds each, against the engine's own threads: a run.wasm decision
+// while Ion compiled the module, p99 400-597 us -> 129-227 us (nice 19: 61-108 us); a run.js
+// call and decision p50 unchanged (nice 19: 3-8 % slower: its Ion compilations, starved by the
+// rounds' busy core, kept the plugin's code in the baseline tier longer). What the instance's
+// thread waits for on them without a WaitedTasks runs late only while every core is busy with
+// work of a higher priority: a GC task already running (one not yet started is run by the
+// instance's thread itself), an Ion compile cancelled by a GC (it stops at its next check).
+inline constexpr int kHelperThreadNice = 10;
+inline constexpr std::string_view kHelperThreadName = "js-helper";
+inline constexpr std::string_view kWaitedThreadName = "js-helper-sync";
 
 // What compiled code is keyed by: "escouade <version> JavaScript-C102.15.1". A stencil encoded by
 // another build does not decode.

@@ -23,6 +23,7 @@
 #include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/context.hpp"
 #include "sandbox/spidermonkey/engine.hpp"
+#include "sandbox/spidermonkey/helper_threads.hpp"
 #include "sandbox/spidermonkey/job_queue.hpp"
 #include "sandbox/spidermonkey/wasm_guest.hpp"
 
@@ -66,6 +67,9 @@ bool property(JSContext* cx, JS::HandleObject of, const char* name, JS::MutableH
 }
 
 // `bytes` compiled, in cx; null with the engine's exception pending when it does not compile.
+// The engine compiles its functions on the helper threads while this thread waits: at the
+// instance's priority (WaitedTasks). Ion's compile of a tiered module, which starts as this
+// returns, goes to the lowered ones (its generator, which mostly waits for them, starts before).
 JSObject* compile(JSContext* cx, JS::HandleObject webassembly, const std::string& bytes) {
   JS::RootedObject buffer(cx, JS::NewArrayBuffer(cx, bytes.size()));
   if (!buffer) return nullptr;
@@ -80,6 +84,7 @@ JSObject* compile(JSContext* cx, JS::HandleObject webassembly, const std::string
   JS::RootedValueArray<1> args(cx);
   args[0].setObject(*buffer);
   JS::RootedObject module(cx);
+  const WaitedTasks waited;
   if (!JS::Construct(cx, ctor_value, args, &module)) return nullptr;
   return module;
 }
