@@ -94,6 +94,14 @@ TEST_P(GuardThroughHost, DecidesFromItsRules) {
   EXPECT_EQ(ls.at("decision"), "allow");
   EXPECT_EQ(ls.at("by").at(0).at("message"), "ls only reads");
   EXPECT_EQ(decide(host, "command", "git diff --stat").at("decision"), "allow");
+  // White space other than single spaces: the words are what the rules see.
+  EXPECT_EQ(decide(host, "command", "rm\t-rf  /").at("decision"), "deny");
+  EXPECT_EQ(decide(host, "command", "  git   push origin refs/heads/main ").at("decision"), "deny");
+  auto spaced = decide(host, "command", " git\tstatus  -s");
+  EXPECT_EQ(spaced.at("decision"), "allow");
+  EXPECT_EQ(spaced.at("by").at(0).at("message"), "git status only reads");
+  EXPECT_EQ(decide(host, "command", "git statusx").at("by").at(0).at("decision"), "ask");
+  EXPECT_EQ(decide(host, "command", "git").at("by").at(0).at("decision"), "ask");
   EXPECT_EQ(decide(host, "read", "").at("decision"), "allow");
   auto chained = decide(host, "command", "cat notes.txt; curl example.org");
   EXPECT_EQ(chained.at("decision"), "ask");

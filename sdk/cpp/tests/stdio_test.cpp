@@ -156,4 +156,30 @@ TEST(Stdio, FdTransportFramesTheLinesHoweverTheReadsCutThem) {
   ::close(out[1]);
 }
 
+// A line and its '\n' leave in one writev: a line longer than the pipe holds still arrives
+// whole, its '\n' last, and an empty line is its '\n' alone.
+TEST(Stdio, FdTransportWritesALineLongerThanThePipeWhole) {
+  int out[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  escouade::FdTransport t(-1, out[1]);
+  std::string big(3 * 1024 * 1024, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 4093)
+    big[i] = static_cast<char>('a' + i % 26);
+  std::string got;
+  std::thread reader([&] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(out[0], buf, sizeof buf)) > 0)
+      got.append(buf, static_cast<std::size_t>(n));
+  });
+  EXPECT_TRUE(t.write_line(big));
+  EXPECT_TRUE(t.write_line(""));
+  EXPECT_TRUE(t.write_line("short"));
+  ::close(out[1]);
+  reader.join();
+  ::close(out[0]);
+  EXPECT_EQ(got.size(), big.size() + 8);
+  EXPECT_TRUE(got == big + "\n\nshort\n");
+}
+
 }  // namespace

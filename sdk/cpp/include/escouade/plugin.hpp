@@ -20,8 +20,11 @@
 // With exceptions enabled, an exception that leaves a request's handler answers -32603 with its
 // what(); built with -fno-exceptions, nothing here throws or catches.
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
 #include <boost/json/value_from.hpp>
 #include <cstdint>
 #include <cstdio>
@@ -243,11 +246,11 @@ class Plugin {
   }
   // A request of any other name (host/call reaches them).
   Plugin& on(std::string method, RequestHandler handler) {
-    requests_[std::move(method)] = std::move(handler);
+    requests_[std::move(method)] = {std::move(handler), false};
     return *this;
   }
   Plugin& on_notification(std::string method, NotificationHandler handler) {
-    notifications_[std::move(method)] = std::move(handler);
+    notifications_[std::move(method)] = {std::move(handler), false};
     return *this;
   }
   // A method of the protocol, typed by its traits (method::X). For a request, `handler` is
@@ -271,20 +274,74 @@ class Plugin {
  private:
   friend class Context;
 
-  // One thing read: a message or batch, or the reason its line was not JSON.
+  // One thing read: a message or batch, or the reason its line was not JSON. Its message is
+  // parsed into the storage it was made with.
   struct Incoming {
     boost::json::value message;
     std::optional<std::string> parse_error;
   };
 
-  static boost::json::value reply(const boost::json::value& id, Result<boost::json::value> r) {
-    boost::json::object o{{"jsonrpc", "2.0"}, {"id", id}};
-    if (r) {
-      o["result"] = std::move(*r);
-    } else {
-      o["error"] = boost::json::object{{"code", r.error().code}, {"message", r.error().message}};
+  // The message run() reads and what answers it (the JSON of its result) live in an arena that
+  // is emptied before the next one: serving a message makes no malloc or free for its JSON.
+  // Its first kArenaBytes are allocated once; a larger message takes more from the heap, given
+  // back when the next one comes. What handlers keep is never there: a typed handler gets its
+  // params converted, an untyped one a copy on the heap (a copy of an arena value would share
+  // the arena, and die with the message). Messages read while a call waits are queued, or kept
+  // for their call, so they are parsed on the heap.
+  static constexpr std::size_t kArenaBytes = 16 * 1024;
+  // A line longer than this does not keep its memory once it is served.
+  static constexpr std::size_t kKeptLineBytes = 1024 * 1024;
+
+  bool in_arena(const boost::json::value& v) const {
+    return arena_ && v.storage().get() == &*arena_;
+  }
+  // `v` where a handler may keep it: itself, or its copy on the heap in `copy`.
+  const boost::json::value& kept(const boost::json::value& v,
+                                 std::optional<boost::json::value>& copy) const {
+    if (!in_arena(v)) return v;
+    return copy.emplace(v, boost::json::storage_ptr());
+  }
+  // Where the JSON of an answer is made: the arena while run() serves a message.
+  boost::json::storage_ptr answer_storage() {
+    return arena_ ? boost::json::storage_ptr(&*arena_) : boost::json::storage_ptr();
+  }
+
+  // Appends `v` to `out` as boost::json::serialize writes it, through one serializer kept from
+  // line to line (its stack grows once).
+  void put_json(std::string& out, const boost::json::value& v) {
+    serializer_.reset(&v);
+    put_serialized(out);
+  }
+  void put_json(std::string& out, std::string_view s) {
+    serializer_.reset(s);
+    put_serialized(out);
+  }
+  void put_serialized(std::string& out) {
+    char chunk[512];
+    while (!serializer_.done()) {
+      const auto part = serializer_.read(chunk, sizeof chunk);
+      out.append(part.data(), part.size());
     }
-    return o;
+  }
+
+  // The answer's line, written straight from the id and the result: the bytes of
+  // serialize(object{{"jsonrpc", "2.0"}, {"id", id}, {"result" or "error", ...}}), without
+  // building that object.
+  void put_reply(std::string& out, const boost::json::value& id,
+                 const Result<boost::json::value>& r) {
+    out += R"({"jsonrpc":"2.0","id":)";
+    put_json(out, id);
+    if (r) {
+      out += R"(,"result":)";
+      put_json(out, *r);
+    } else {
+      out += R"(,"error":{"code":)";
+      out += std::to_string(r.error().code);
+      out += R"(,"message":)";
+      put_json(out, std::string_view(r.error().message));
+      out += '}';
+    }
+    out += '}';
   }
 
   static bool is_response(const boost::json::value& v) {
@@ -294,26 +351,40 @@ class Plugin {
   }
 
   void write(const boost::json::value& v) {
-    if (transport_ && !transport_->write_line(boost::json::serialize(v))) output_closed_ = true;
+    out_.clear();
+    put_json(out_, v);
+    write_out();
+  }
+
+  void write_out() {
+    if (transport_ && !transport_->write_line(out_)) output_closed_ = true;
+    if (out_.capacity() > kKeptLineBytes) out_ = std::string();
   }
 
   void trace(std::string_view what) {
     std::fprintf(stderr, "%s: %.*s\n", id_.c_str(), static_cast<int>(what.size()), what.data());
   }
 
-  // The next line of input, parsed; false at its end.
+  // The next line of input, parsed into out.message's storage; false at its end.
   bool read_incoming(Incoming& out) {
-    std::string line;
     for (;;) {
-      if (input_closed_ || !transport_ || !transport_->read_line(line)) {
+      if (input_closed_ || !transport_ || !transport_->read_line(line_)) {
         input_closed_ = true;
         return false;
       }
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+      // As boost::json::parse, with the parser's stacks kept from line to line.
       boost::json::error_code ec;
-      out.message = boost::json::parse(line, ec);
+      parser_.reset(out.message.storage());
+      parser_.write(line_, ec);
+      // Moved, not copied: the parser made it in the same storage.
+      if (ec)
+        out.message = nullptr;
+      else
+        out.message = parser_.release();
       out.parse_error.reset();
       if (ec) out.parse_error = "parse error: " + ec.message();
+      if (line_.capacity() > kKeptLineBytes) line_ = std::string();
       return true;
     }
   }
@@ -391,35 +462,41 @@ class Plugin {
   }
 
   void serve_incoming(Incoming& in) {
+    static const boost::json::value kNull;
+    // The answers go to answer_, not out_, which the handlers' own calls and logs write through
+    // meanwhile.
+    answer_.clear();
     if (in.parse_error) {
-      write(reply(nullptr, Error(ErrorCode::parse, *in.parse_error)));
-      return;
-    }
-    if (auto* batch = in.message.if_array()) {
+      put_reply(answer_, kNull, Error(ErrorCode::parse, *in.parse_error));
+    } else if (auto* batch = in.message.if_array()) {
       if (batch->empty()) {
-        write(reply(nullptr, Error(ErrorCode::invalid_request, "an empty batch")));
-        return;
-      }
-      boost::json::array replies;
-      for (const auto& m : *batch) {
-        if (is_response(m)) {
-          take_answer(m.get_object());
-        } else if (auto r = serve_message(m)) {
-          replies.push_back(std::move(*r));
+        put_reply(answer_, kNull, Error(ErrorCode::invalid_request, "an empty batch"));
+      } else {
+        // The answers in one line, as serialize(array) of them writes it: "[a,b]".
+        for (const auto& m : *batch) {
+          if (is_response(m)) {
+            take_answer(m.get_object());
+            continue;
+          }
+          const std::size_t before = answer_.size();
+          answer_ += answer_.empty() ? '[' : ',';
+          if (!serve_message(m, answer_)) answer_.resize(before);
         }
+        if (!answer_.empty()) answer_ += ']';
       }
-      if (!replies.empty()) write(replies);
-      return;
-    }
-    if (is_response(in.message)) {
+    } else if (is_response(in.message)) {
       take_answer(in.message.get_object());
-      return;
+    } else {
+      serve_message(in.message, answer_);
     }
-    if (auto r = serve_message(in.message)) write(*r);
+    if (answer_.empty()) return;
+    if (transport_ && !transport_->write_line(answer_)) output_closed_ = true;
+    if (answer_.capacity() > kKeptLineBytes) answer_ = std::string();
   }
 
-  // Serves one request or notification; its answer, or nothing for a notification.
-  std::optional<boost::json::value> serve_message(const boost::json::value& v) {
+  // Serves one request or notification, and appends its answer to `out`; false for a
+  // notification, which has none.
+  bool serve_message(const boost::json::value& v, std::string& out) {
     static const boost::json::value kNull;
     const auto* o = v.if_object();
     const boost::json::value* id = o ? o->if_contains("id") : nullptr;
@@ -428,24 +505,27 @@ class Plugin {
     const auto* version = o ? o->if_contains("jsonrpc") : nullptr;
     const auto* name = o ? o->if_contains("method") : nullptr;
     if (!o || !version || *version != "2.0" || !name || !name->is_string() || (id && !id_ok)) {
-      return reply(id_ok ? *id : kNull,
-                   Error(ErrorCode::invalid_request, "not a JSON-RPC 2.0 request"));
+      put_reply(out, id_ok ? *id : kNull,
+                Error(ErrorCode::invalid_request, "not a JSON-RPC 2.0 request"));
+      return true;
     }
-    const std::string method(name->get_string());
+    const std::string_view method = name->get_string();
     const boost::json::value* found = o->if_contains("params");
     const boost::json::value& params = found ? *found : kNull;
     if (!id) {
       if (auto h = notifications_.find(method); h != notifications_.end()) {
-        h->second(params, context_);
+        std::optional<boost::json::value> copy;
+        h->second.handler(h->second.typed ? params : kept(params, copy), context_);
       } else {
-        trace("a notification no handler takes: " + method);
+        trace("a notification no handler takes: " + std::string(method));
       }
-      return std::nullopt;
+      return false;
     }
-    return reply(*id, serve_request(method, params));
+    put_reply(out, *id, serve_request(method, params));
+    return true;
   }
 
-  Result<boost::json::value> serve_request(const std::string& method,
+  Result<boost::json::value> serve_request(std::string_view method,
                                            const boost::json::value& params) {
     if (method == method::Initialize::kName) return initialize(params);
     if (method == method::Shutdown::kName) {
@@ -455,18 +535,20 @@ class Plugin {
     }
     auto h = requests_.find(method);
     if (h == requests_.end()) {
-      return Error(ErrorCode::method_not_found, method + ": not a method of " + id_);
+      return Error(ErrorCode::method_not_found, std::string(method) + ": not a method of " + id_);
     }
+    std::optional<boost::json::value> copy;
+    const boost::json::value& given = h->second.typed ? params : kept(params, copy);
 #ifdef ESCOUADE_SDK_EXCEPTIONS
     try {
-      return h->second(params, context_);
+      return h->second.handler(given, context_);
     } catch (const std::exception& e) {
-      return Error(ErrorCode::internal, method + ": " + e.what());
+      return Error(ErrorCode::internal, std::string(method) + ": " + e.what());
     } catch (...) {
-      return Error(ErrorCode::internal, method + ": the handler failed");
+      return Error(ErrorCode::internal, std::string(method) + ": the handler failed");
     }
 #else
-    return h->second(params, context_);
+    return h->second.handler(given, context_);
 #endif
   }
 
@@ -497,8 +579,15 @@ class Plugin {
   std::function<void(const Fact&, Context&)> fact_;
   std::function<void(const boost::json::object&, Context&)> other_fact_;
   Plugin& serve_facts();
-  std::map<std::string, RequestHandler, std::less<>> requests_;
-  std::map<std::string, NotificationHandler, std::less<>> notifications_;
+  // A handler, and whether it is the SDK's own typed one, which converts its params and keeps
+  // nothing of them (see kArenaBytes).
+  template <class H>
+  struct Served {
+    H handler;
+    bool typed = false;
+  };
+  std::map<std::string, Served<RequestHandler>, std::less<>> requests_;
+  std::map<std::string, Served<NotificationHandler>, std::less<>> notifications_;
   std::deque<Incoming> queue_;                           // read while a call waited; served next
   std::set<std::int64_t> waiting_;                       // ids of our calls still waiting
   std::map<std::int64_t, boost::json::object> answers_;  // answers not yet taken by their call
@@ -508,6 +597,13 @@ class Plugin {
   bool shutdown_ran_ = false;
   bool input_closed_ = false;
   bool output_closed_ = false;
+  std::unique_ptr<unsigned char[]> arena_bytes_;
+  std::optional<boost::json::monotonic_resource> arena_;  // while run() runs
+  boost::json::parser parser_;
+  boost::json::serializer serializer_;
+  std::string line_;    // the line read last
+  std::string out_;     // the last call or notification written
+  std::string answer_;  // the last answer written
 };
 
 template <class M, class F>
@@ -515,35 +611,39 @@ Plugin& Plugin::serve(F handler) {
   static_assert(M::kToPlugin, "serve<M>: M is a method Escouade serves, not the plugin");
   const std::string name(M::kName);
   if constexpr (M::kNotification) {
-    notifications_[name] = [h = std::move(handler)](const boost::json::value& params, Context& c) {
-      typename M::Params p{};
-      if (auto why = read(params, p)) {
-        c.log(Level::warn, std::string(M::kName) + ": ignored: " + *why);
-        return;
-      }
-      h(p, c);
-    };
+    notifications_[name] = {[h = std::move(handler)](const boost::json::value& params, Context& c) {
+                              typename M::Params p{};
+                              if (auto why = read(params, p)) {
+                                c.log(Level::warn, std::string(M::kName) + ": ignored: " + *why);
+                                return;
+                              }
+                              h(p, c);
+                            },
+                            true};
   } else {
-    requests_[name] = [h = std::move(handler)](const boost::json::value& params,
-                                               Context& c) -> Result<boost::json::value> {
-      typename M::Params p{};
-      if (auto why = read(params, p)) return Error(ErrorCode::invalid_params, *why);
-      Result<typename M::Result> r = h(p, c);
-      if (!r) return r.error();
-      return boost::json::value_from(*r);
-    };
+    requests_[name] = {[this, h = std::move(handler)](const boost::json::value& params,
+                                                      Context& c) -> Result<boost::json::value> {
+                         typename M::Params p{};
+                         if (auto why = read(params, p))
+                           return Error(ErrorCode::invalid_params, *why);
+                         Result<typename M::Result> r = h(p, c);
+                         if (!r) return r.error();
+                         // Serialized right away by the caller: made in the arena.
+                         return boost::json::value_from(*r, answer_storage());
+                       },
+                       true};
   }
   return *this;
 }
 
 inline Plugin& Plugin::serve_facts() {
-  notifications_[std::string(method::EventsFact::kName)] = [this](const boost::json::value& params,
-                                                                  Context& c) {
+  auto serve = [this](const boost::json::value& params, Context& c) {
     // A name that is a string this SDK does not know: the catch-all's, never a warning.
     const boost::json::object* o = params.if_object();
     const boost::json::value* name = o ? o->if_contains("name") : nullptr;
     if (name && name->is_string() && !fact_name_from_string(name->get_string())) {
-      if (other_fact_) other_fact_(*o, c);
+      std::optional<boost::json::value> copy;
+      if (other_fact_) other_fact_(kept(params, copy).get_object(), c);
       return;
     }
     Fact f{};
@@ -553,28 +653,37 @@ inline Plugin& Plugin::serve_facts() {
     }
     if (fact_) fact_(f, c);
   };
+  notifications_[std::string(method::EventsFact::kName)] = {std::move(serve), true};
   return *this;
 }
 
 inline int Plugin::run(Transport& transport) {
   transport_ = &transport;
-  Incoming in;
+  if (!arena_bytes_) arena_bytes_ = std::make_unique<unsigned char[]>(kArenaBytes);
+  arena_.emplace(arena_bytes_.get(), kArenaBytes);
+  const boost::json::storage_ptr arena(&*arena_);
   while (!stopping_ && !output_closed_) {
     if (!queue_.empty()) {
-      in = std::move(queue_.front());
+      // On the heap: it was read while a call waited.
+      Incoming in = std::move(queue_.front());
       queue_.pop_front();
-    } else if (!read_incoming(in)) {
-      break;
+      serve_incoming(in);
+    } else {
+      Incoming in{boost::json::value(arena), std::nullopt};
+      if (!read_incoming(in)) break;
+      serve_incoming(in);
     }
-    serve_incoming(in);
     if (start_pending_) {
       start_pending_ = false;
       if (on_start_) on_start_(context_);
     }
+    // The message served and its answer are gone: the arena is empty again.
+    arena_->release();
   }
   if (!stopping_) run_shutdown();
   transport.flush();
   transport_ = nullptr;
+  arena_.reset();
   return 0;
 }
 

@@ -18,6 +18,7 @@
 // fd_write).
 #define ESCOUADE_SDK_FD 1
 #include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #endif
 
@@ -37,7 +38,7 @@ class Transport {
 
 #ifdef ESCOUADE_SDK_FD
 
-// Reads and writes two file descriptors with read(2) and write(2), unbuffered on the way out:
+// Reads and writes two file descriptors with read(2) and writev(2), unbuffered on the way out:
 // each line leaves in full, in one write when the other side takes it, before write_line
 // returns. Reads take what is there (up to 64 KiB), so several lines, or part of one, may come
 // in one read. Does not own the descriptors.
@@ -73,21 +74,43 @@ class FdTransport final : public Transport {
         scanned_ = 0;
         return true;
       }
-      buffer_.append(chunk_.get(), static_cast<std::size_t>(n));
+      const std::string_view got(chunk_.get(), static_cast<std::size_t>(n));
+      if (buffer_.empty()) {
+        // A read that begins a line and holds its end (a line a read, as Escouade writes
+        // them): the line is taken from the read itself, and only what follows it is kept.
+        const auto nl = got.find('\n');
+        if (nl != std::string_view::npos) {
+          line.assign(got.data(), nl);
+          buffer_.assign(got.substr(nl + 1));
+          return true;
+        }
+        scanned_ = got.size();
+      }
+      buffer_.append(got);
     }
   }
 
   bool write_line(std::string_view line) override {
-    std::string out;
-    out.reserve(line.size() + 1);
-    out.append(line);
-    out.push_back('\n');
-    std::size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t n = ::write(out_, out.data() + done, out.size() - done);
+    // The line and its '\n' in one writev: no copy of the line to add the '\n'.
+    char newline = '\n';
+    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {&newline, 1}};
+    iovec* next = parts;
+    int left = 2;
+    while (left > 0) {
+      const ssize_t n = ::writev(out_, next, left);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
-      done += static_cast<std::size_t>(n);
+      // What was written leaves the parts: whole ones, then the start of the next.
+      auto done = static_cast<std::size_t>(n);
+      while (left > 0 && done >= next->iov_len) {
+        done -= next->iov_len;
+        ++next;
+        --left;
+      }
+      if (left > 0) {
+        next->iov_base = static_cast<char*>(next->iov_base) + done;
+        next->iov_len -= done;
+      }
     }
     return true;
   }
