@@ -65,9 +65,9 @@ Invalid invalid(std::string reason, const json::value* id, bool answer_due = tru
 }
 
 // A short line's arena with its first block inside it: one allocation for the line's values
-// instead of two (the shared resource, then its first block from the heap). Two sizes: glibc
-// serves a request of up to 1032 bytes from its per-thread cache and a larger one from its
-// bins, where a burst of them (a decision's 20 answers) made it sort and merge free chunks
+// instead of two (the shared resource, then its first block from the heap). glibc serves a
+// request of up to 1032 bytes from its per-thread cache and a larger one from its bins, where a
+// burst of them (a decision's 20 answers) made it sort and merge free chunks
 // (malloc_consolidate): an answer of 60 bytes took 727 instructions to allocate its 2 KiB arena.
 template <std::size_t Bytes>
 class InlineArena final : public json::memory_resource {
@@ -86,10 +86,74 @@ class InlineArena final : public json::memory_resource {
 };
 
 using SmallArena = InlineArena<768>;
-using LargeArena = InlineArena<2048>;
 
 // The small one with its shared count stays within glibc's per-thread cache (1032 bytes).
 static_assert(sizeof(SmallArena) + 64 <= 1032);
+
+// The 2 KiB first blocks of the lines too long for the small arena (a call's answer of 400
+// bytes), kept by the thread that freed them for its next line's: glibc's bins took a few
+// hundred instructions to allocate such a block and as many to free it, one of each a line. A
+// few: the lines whose values are held at once (a decision's answers are each read and dropped
+// in turn).
+constexpr std::size_t kLargeBlock = 2048;
+struct SpareBlocks {
+  static constexpr int kKept = 8;
+  void* blocks[kKept];
+  int count = 0;
+  bool closed = false;  // the thread is ending: blocks go back to the heap
+};
+thread_local SpareBlocks t_spare_blocks;
+// Gives the kept blocks back when the thread ends; a block freed after that (a value destroyed
+// by another thread-local's destructor) goes straight to the heap.
+struct SpareBlocksRelease {
+  void arm() noexcept {}  // made, its destructor due, by this thread's first use
+  ~SpareBlocksRelease() {
+    SpareBlocks& s = t_spare_blocks;
+    s.closed = true;
+    while (s.count > 0)
+      ::operator delete(s.blocks[--s.count]);
+  }
+};
+thread_local SpareBlocksRelease t_spare_blocks_release;
+
+void* take_large_block() {
+  SpareBlocks& s = t_spare_blocks;
+  if (s.count > 0) return s.blocks[--s.count];
+  return ::operator new(kLargeBlock);
+}
+
+void give_back_large_block(void* block) noexcept {
+  SpareBlocks& s = t_spare_blocks;
+  if (!s.closed && s.count < SpareBlocks::kKept) {
+    t_spare_blocks_release.arm();
+    s.blocks[s.count++] = block;
+  } else {
+    ::operator delete(block);
+  }
+}
+
+// A line's arena whose first block is a kept one: the shared resource itself is small enough
+// for glibc's per-thread cache.
+class LargeArena final : public json::memory_resource {
+ public:
+  LargeArena() = default;
+  ~LargeArena() override {
+    arena_.release();
+    give_back_large_block(block_);
+  }
+  LargeArena(const LargeArena&) = delete;
+  LargeArena& operator=(const LargeArena&) = delete;
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override { return arena_.allocate(n, align); }
+  void do_deallocate(void*, std::size_t, std::size_t) override {}  // all at once, at the end
+  bool do_is_equal(const json::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  unsigned char* block_ = static_cast<unsigned char*>(take_large_block());
+  json::monotonic_resource arena_{block_, kLargeBlock};
+};
 
 }  // namespace
 }  // namespace escouade::proto
@@ -97,6 +161,8 @@ static_assert(sizeof(SmallArena) + 64 <= 1032);
 // Their values free nothing one by one, as with monotonic_resource itself.
 template <std::size_t Bytes>
 struct boost::json::is_deallocate_trivial<escouade::proto::InlineArena<Bytes>> : std::true_type {};
+template <>
+struct boost::json::is_deallocate_trivial<escouade::proto::LargeArena> : std::true_type {};
 
 namespace escouade::proto {
 
