@@ -145,6 +145,8 @@ class Host {
   // (rpc::ResultForm), or its error. No answer within the delay (`timeout`, else the request's
   // default one), or a plugin that crashed or does not run: the method's default answer when it
   // has one (permissions/decide: {"decision":"ask"}), else failed (-32004) with the reason.
+  // An answer the plugin gave before the host went on (read as soon as the request is written,
+  // rpc::Session::call) gets to `done` before call() returns.
   void call(std::string_view id, rpc::Outgoing request,
             std::optional<std::chrono::milliseconds> timeout, CallDone done);
 

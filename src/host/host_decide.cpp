@@ -199,6 +199,10 @@ void Host::decide(const proto::DecideParams& request, DecideDone done) {
   pending->timer->wait_until(clock_.now() + delay, [pending](bool fired) {
     if (fired) pending->finish();
   });
+  // Every plugin asked before any answer is handed on: with two cores, the plugins decide while
+  // the host writes to the next ones (answers read between the writes made a decision of 5
+  // about 4 % slower unpinned, bench_host decide).
+  const runtime::RequestBurst burst;
   for (std::size_t i = 0; i < asked.size(); ++i) {
     Plugin& p = *asked[i];
     pending->votes[i].id = p.manifest.id;

@@ -10,6 +10,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
@@ -117,7 +118,9 @@ class Session {
   // Sends a request (`message` is one); `done` is called exactly once, on this executor: with
   // the answer (its result in the message's ResultForm), or with timeout once `timeout` has
   // passed (a later answer is then ignored and reported), or with closed when the session
-  // closes first. Returns the request's id.
+  // closes first. Returns the request's id. An answer already there when the line is written
+  // (a process program reads it at once: runtime/process_program.cpp) completes the call before
+  // call() returns.
   // `named_delay`, when given, is the delay the journal names on a timeout (the call's whole
   // delay, when part of it was spent in a queue before).
   // A message passed by its last copy gives its line to the session (Outgoing::line_to_send).
@@ -125,13 +128,24 @@ class Session {
                     std::optional<std::chrono::milliseconds> named_delay = std::nullopt);
 
   // The same, for coroutines: co_await session.async_call(message, delay, asio::use_awaitable).
+  // Its handler never runs within the initiation, as Asio's asynchronous operations promise: an
+  // answer that completes the call before call() returns is handed on through the executor.
   template <class Token>
   auto async_call(Outgoing message, std::chrono::milliseconds timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(CallOutcome)>(
         [this, m = std::move(message), timeout](auto handler) mutable {
-          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          this->call(std::move(m), timeout,
-                     [shared](CallOutcome outcome) { (*shared)(std::move(outcome)); });
+          struct Waiting {
+            decltype(handler) then;
+            bool initiating = true;
+          };
+          auto shared = std::make_shared<Waiting>(Waiting{std::move(handler)});
+          this->call(std::move(m), timeout, [shared, executor = executor_](CallOutcome outcome) {
+            if (!shared->initiating) return shared->then(std::move(outcome));
+            boost::asio::post(executor, [shared, o = std::move(outcome)]() mutable {
+              shared->then(std::move(o));
+            });
+          });
+          shared->initiating = false;
         },
         token);
   }

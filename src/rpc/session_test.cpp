@@ -493,5 +493,57 @@ TEST_F(SessionTest, CoroutineCall) {
   EXPECT_EQ(got->result.at("a"), json::value(1));
 }
 
+// A peer whose answer is read while the call's line is written (a process program reads it at
+// once, runtime/process_program.cpp): the call completes before call() returns, its record is
+// gone, and the next call is answered as well.
+TEST_F(SessionTest, ACallAnsweredWhileItsLineIsWrittenCompletesBeforeCallReturns) {
+  Session answering(
+      io_.get_executor(),
+      [&](std::string line) {
+        const auto id = json::serialize(json::parse(line).at("id"));
+        answering.feed_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + id + "}");
+      },
+      [this](std::string_view s) { reports_.emplace_back(s); });
+  for (int i = 1; i <= 3; ++i) {
+    std::optional<CallOutcome> got;
+    const auto id = answering.call(request("test/echo", std::nullopt), std::chrono::seconds(10),
+                                   [&](CallOutcome o) { got = std::move(o); });
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(got->ok());
+    EXPECT_EQ(got->result, json::value(id));
+    EXPECT_EQ(answering.calls_in_flight(), 0u);
+  }
+  EXPECT_TRUE(reports_.empty());
+}
+
+// Asio's promise holds for async_call all the same: its handler never runs within the
+// initiation, even when the answer came while the line was written.
+TEST_F(SessionTest, ACoroutineCallAnsweredAtOnceIsHandedOnThroughTheExecutor) {
+  Session answering(
+      io_.get_executor(),
+      [&](std::string line) {
+        const auto id = json::serialize(json::parse(line).at("id"));
+        answering.feed_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"a":1}})");
+      },
+      [](std::string_view) {});
+  std::optional<CallOutcome> got;
+  answering.async_call(request("test/echo", std::nullopt), std::chrono::seconds(10),
+                       [&](CallOutcome o) { got = std::move(o); });
+  EXPECT_FALSE(got.has_value());
+  run_until([&] { return got.has_value(); });
+  EXPECT_EQ(got->result.at("a"), json::value(1));
+
+  std::optional<CallOutcome> awaited;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        awaited = co_await answering.async_call(request("test/echo", std::nullopt),
+                                                std::chrono::seconds(10), asio::use_awaitable);
+      },
+      asio::detached);
+  run_until([&] { return awaited.has_value(); });
+  EXPECT_EQ(awaited->result.at("a"), json::value(1));
+}
+
 }  // namespace
 }  // namespace escouade::rpc

@@ -46,6 +46,8 @@ class ProcessProgram final : public Program {
   // holds for it): the sandbox's start record, which holds the plugin's module and may be larger
   // than the bound. Before any write.
   void write_first(std::string bytes);
+  // A request of the host's that the pipe takes whole reads its answer at once when the plugin
+  // already gave it: its lines are then handed on before write() returns (process_program.cpp).
   void write(std::string line, proto::Delivery delivery) override;
   // Bytes written to it and not yet taken by its input.
   std::size_t input_backlog() const override;
@@ -61,6 +63,18 @@ class ProcessProgram final : public Program {
  private:
   Lifeline lifeline_;  // before state_, which is made with its token
   std::shared_ptr<State> state_;
+};
+
+// Requests written one after another to several programs (a decision asked of every plugin at
+// once), on this thread: while one lives, no answer is read as soon as its request is written
+// (process_program.cpp), so that every request goes out, and the plugins work on them, before
+// any answer is handed on.
+class RequestBurst {
+ public:
+  RequestBurst() noexcept;
+  ~RequestBurst();
+  RequestBurst(const RequestBurst&) = delete;
+  RequestBurst& operator=(const RequestBurst&) = delete;
 };
 
 class ProcessProgramFactory final : public ProgramFactory {

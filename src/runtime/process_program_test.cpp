@@ -297,5 +297,120 @@ TEST_F(ProcessProgramTest, TheOrphansOfACrashEndOffThisThreadAndANewLeaderIsLeft
   EXPECT_TRUE(process_gone(leader));
 }
 
+// What a request's answer may find when it is read at once (process_program.cpp,
+// take_answer_now): the plugin's script writes what the test asks for, then leaves a file
+// `ready`; the test writes its line only then, and runs no loop in between, so the reader's own
+// read has not taken what waits in the pipe.
+class AnswerAtOnceTest : public ProcessProgramTest {
+ protected:
+  void SetUp() override {
+    ProcessProgramTest::SetUp();
+    folder_ =
+        std::filesystem::temp_directory_path() / ("escouade-at-once-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(folder_);
+    std::filesystem::create_directories(folder_);
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+
+  // Its script waits for "go", runs `before` (what it writes ahead), leaves `ready`, then reads
+  // a line and runs `after`, then reads until its input ends.
+  std::unique_ptr<ProcessProgram> start(const std::string& before, const std::string& after) {
+    auto p = make("cd '" + folder_.string() + "'; read go; " + before + "; : > ready; read line; " +
+                  after + "; cat > /dev/null");
+    EXPECT_TRUE(p->start(events()));
+    p->write("go\n", proto::Delivery::kept);
+    wait_ready();
+    return p;
+  }
+
+  void wait_ready() {
+    for (int i = 0; i < 20000 && !std::filesystem::exists(folder_ / "ready"); ++i)
+      ::usleep(1000);
+    EXPECT_TRUE(std::filesystem::exists(folder_ / "ready"));
+  }
+
+  void end(ProcessProgram& p) {
+    p.stop();
+    run_until([&] { return exit_.has_value(); });
+  }
+
+  const std::string request_ = R"({"jsonrpc":"2.0","id":7,"method":"test/echo"})"
+                               "\n";
+  std::filesystem::path folder_;
+};
+
+// The answer is there when the request is written: handed on before write() returns, once, and
+// what comes after it still comes through the loop.
+TEST_F(AnswerAtOnceTest, AnAnswerAlreadyInThePipeIsHandedOnWhenTheRequestIsWritten) {
+  auto p = start(R"(echo '{"jsonrpc":"2.0","id":7,"result":1}')", "echo after");
+  p->write(request_, proto::Delivery::kept);
+  EXPECT_EQ(out_, std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":1})"});
+  run_until([&] { return out_.size() == 2; });
+  EXPECT_EQ(out_.back(), "after");
+  end(*p);
+  EXPECT_EQ(out_.size(), 2u);
+}
+
+// Within a burst of requests to several programs (a decision), no answer is read at once: it
+// comes through the loop, after every request went out.
+TEST_F(AnswerAtOnceTest, WithinABurstOfRequestsTheAnswerComesThroughTheLoop) {
+  auto p = start(R"(echo '{"jsonrpc":"2.0","id":7,"result":1}')", "echo after");
+  {
+    const RequestBurst burst;
+    p->write(request_, proto::Delivery::kept);
+    EXPECT_TRUE(out_.empty());
+  }
+  run_until([&] { return out_.size() == 2; });
+  EXPECT_EQ(out_.front(), R"({"jsonrpc":"2.0","id":7,"result":1})");
+  end(*p);
+}
+
+// Half a line read at once waits for its end, which the loop's read brings.
+TEST_F(AnswerAtOnceTest, HalfAnAnswerReadAtOnceWaitsForTheRestOfItsLine) {
+  auto p = start(R"(printf '{"jsonrpc":"2.0","id":7,')", R"(printf '"result":2}\n')");
+  p->write(request_, proto::Delivery::kept);
+  EXPECT_TRUE(out_.empty());
+  run_until([&] { return !out_.empty(); });
+  EXPECT_EQ(out_, std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":2})"});
+  end(*p);
+}
+
+// Only a request's line reads at once: after a notification or an answer of the host's, what
+// the plugin wrote comes through the loop.
+TEST_F(AnswerAtOnceTest, ANotificationOrAnAnswerDoesNotReadAtOnce) {
+  auto p = start("echo waiting", "echo after");
+  p->write(R"({"jsonrpc":"2.0","method":"timer/fired","params":{"timer":1}})"
+           "\n",
+           proto::Delivery::kept);
+  p->write(R"({"jsonrpc":"2.0","id":3,"result":{}})"
+           "\n",
+           proto::Delivery::kept);
+  EXPECT_TRUE(out_.empty());
+  run_until([&] { return out_.size() == 2; });
+  EXPECT_EQ(out_, (std::vector<std::string>{"waiting", "after"}));
+  end(*p);
+}
+
+// A request the pipe does not take whole (its input is full) leaves the rest to the
+// asynchronous write and does not read at once; its answer comes through the loop.
+TEST_F(AnswerAtOnceTest, ARequestThePipeDoesNotTakeWholeDoesNotReadAtOnce) {
+  auto p = make("cd '" + folder_.string() +
+                "'; read go; echo answered; : > ready; while [ ! -e drain ]; do sleep 0.02; "
+                "done; cat > /dev/null");
+  ASSERT_TRUE(p->start(events()));
+  p->write("go\n", proto::Delivery::kept);
+  wait_ready();
+  // Larger than the pipe holds (64 KiB): part of it waits in the host.
+  const std::string big = R"({"jsonrpc":"2.0","id":8,"method":"test/echo","params":")" +
+                          std::string(256 * 1024, 'x') + "\"}\n";
+  p->write(big, proto::Delivery::kept);
+  EXPECT_GT(p->input_backlog(), 0u);
+  EXPECT_TRUE(out_.empty());
+  std::ofstream(folder_ / "drain") << "drain\n";
+  run_until([&] { return !out_.empty() && p->input_backlog() == 0; });
+  EXPECT_EQ(out_, std::vector<std::string>{"answered"});
+  end(*p);
+}
+
 }  // namespace
 }  // namespace escouade::runtime

@@ -94,7 +94,8 @@ class Supervisor {
   // A call (`message` is a request), with its delay counted from now (the time in the queue
   // included). Starts the program when it does not run. `done` is called once, with the result
   // in the message's ResultForm; on timeout, a crash or a stopped plugin, the caller applies its
-  // default answer.
+  // default answer. An answer already there when the request is written is given before call()
+  // returns (rpc::Session::call).
   void call(rpc::Outgoing message, std::chrono::milliseconds timeout, rpc::CallDone done);
   // agent/attach: sent like a call, and remembered per agent (`agent`) so that a new process
   // gets the last one of each agent again before any other message.
