@@ -344,7 +344,10 @@ class AnswerAtOnceTest : public ProcessProgramTest {
 TEST_F(AnswerAtOnceTest, AnAnswerAlreadyInThePipeIsHandedOnWhenTheRequestIsWritten) {
   auto p = start(R"(echo '{"jsonrpc":"2.0","id":7,"result":1}')", "echo after");
   p->write(request_, proto::Delivery::kept);
-  EXPECT_EQ(out_, std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":1})"});
+  // Handed on before write() returned; with the line after it too when the script, given the
+  // core by the write, wrote that one before the read (a loaded machine).
+  ASSERT_FALSE(out_.empty());
+  EXPECT_EQ(out_.front(), R"({"jsonrpc":"2.0","id":7,"result":1})");
   run_until([&] { return out_.size() == 2; });
   EXPECT_EQ(out_.back(), "after");
   end(*p);
@@ -369,7 +372,10 @@ TEST_F(AnswerAtOnceTest, WithinABurstOfRequestsTheAnswerComesThroughTheLoop) {
 TEST_F(AnswerAtOnceTest, HalfAnAnswerReadAtOnceWaitsForTheRestOfItsLine) {
   auto p = start(R"(printf '{"jsonrpc":"2.0","id":7,')", R"(printf '"result":2}\n')");
   p->write(request_, proto::Delivery::kept);
-  EXPECT_TRUE(out_.empty());
+  // Never half a line: nothing yet, or (the script given the core by the write, on a loaded
+  // machine, wrote the rest before the read) the whole of it.
+  EXPECT_TRUE(out_.empty() ||
+              out_ == std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":2})"});
   run_until([&] { return !out_.empty(); });
   EXPECT_EQ(out_, std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":2})"});
   end(*p);
