@@ -113,6 +113,18 @@ std::optional<std::string> v6_kind(const address_v6& address) {
 
 // --- host names --------------------------------------------------------------------------------
 
+// Each label of a lower-cased name, between its dots, has 1 to 63 characters (RFC 1035).
+bool labels_are_whole(std::string_view host) {
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t dot = host.find('.', from);
+    const std::size_t size = (dot == std::string_view::npos ? host.size() : dot) - from;
+    if (size == 0 || size > 63) return false;
+    if (dot == std::string_view::npos) return true;
+    from = dot + 1;
+  }
+}
+
 // One part of a WHATWG IPv4 host: decimal, 0x hexadecimal, 0-led octal; nullopt when it is
 // none of them. Parts longer than a number can be are refused before they overflow.
 std::optional<std::uint64_t> ipv4_number(std::string_view part) {
@@ -265,6 +277,11 @@ Result<EgressTarget> judge_url(const EgressGrant& grant, std::string_view url, U
         return malformed(std::string(u.encoded_host().substr(0, 80)) +
                          " is not a host name (a-z, 0-9, '-' and dots; an international name "
                          "goes as its xn-- form)");
+      // ".slack.com" or "a..slack.com" passed the characters and ended with slack.com: an empty
+      // label is no name a resolver is given.
+      if (!labels_are_whole(host))
+        return malformed(std::string(u.encoded_host().substr(0, 80)) +
+                         " is not a host name: each part between its dots has 1 to 63 characters");
       auto v4 = ipv4_of_name(host);
       if (!v4) return v4.error();
       if (*v4) {

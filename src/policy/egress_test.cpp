@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "protocol/gen/errors.hpp"
 
 namespace escouade::policy {
@@ -231,6 +234,25 @@ TEST(Egress, AUrlThatDoesNotParseIsAParamsError) {
     ASSERT_FALSE(t) << url;
     EXPECT_EQ(t.error().code, proto::ErrorCode::invalid_params) << url << ": " << t.error().message;
   }
+}
+
+// An empty label passed the characters and ended with the declared name: the fuzzer's
+// "https://.slack.com/x" was let through as a subdomain of slack.com.
+TEST(Egress, AHostWithAnEmptyOrOverlongLabelIsNoName) {
+  const auto g = slack();
+  for (const std::string& url : std::vector<std::string>{
+           "https://.slack.com/x", "https://api..slack.com/", "https://..slack.com/",
+           "https://" + std::string(64, 'a') + ".slack.com/", "https://slack.com../"}) {
+    auto t = judge_url(g, url, UrlUse::fetch);
+    ASSERT_FALSE(t) << url;
+    EXPECT_EQ(t.error().code, proto::ErrorCode::invalid_params) << url;
+    EXPECT_NE(t.error().message.find(
+                  " is not a host name: each part between its dots has 1 to 63 characters"),
+              std::string::npos)
+        << t.error().message;
+  }
+  EXPECT_TRUE(judge_url(g, "https://" + std::string(63, 'a') + ".slack.com/", UrlUse::fetch));
+  EXPECT_TRUE(judge_url(g, "https://slack.com./", UrlUse::fetch));  // one trailing dot is the root
 }
 
 }  // namespace
