@@ -46,10 +46,11 @@ Instance* make_instance(std::uint64_t memory_limit, std::size_t stack_bytes, Sta
   instance->account = memory::open(memory_limit);
   memory::charge_all_threads(instance->account);
   memory::publish(instance->account, page);
-  // With an account, the engine's own GC cap only bounds what the heap takes before the account
-  // sees it (near its cap the engine collects again and again before it gives up, which made a
-  // growing heap a CPU end rather than a memory one); without one, it is the limit itself.
-  const std::uint64_t heap = instance->account ? 2 * memory_limit : memory_limit;
+  // The engine's own GC cap only bounds what the heap takes before the limit is seen at a
+  // collection's end (Channel::check_memory, with the account's blocks when there is one): near
+  // its cap the engine collects again and again before it gives up, which made a growing heap a
+  // CPU end rather than a memory one.
+  const std::uint64_t heap = 2 * memory_limit;
   instance->cx = JS_NewContext(heap);
   if (!instance->cx) {
     why = "no room for its context";
@@ -69,21 +70,18 @@ Instance* make_instance(std::uint64_t memory_limit, std::size_t stack_bytes, Sta
 void set_memory_limit(Instance& instance, std::uint64_t memory_limit) {
   instance.memory_limit = memory_limit;
   memory::set_limit(instance.account, memory_limit);
-  JS_SetGCParameter(instance.cx, JSGC_MAX_BYTES,
-                    static_cast<std::uint32_t>(std::min<std::uint64_t>(
-                        instance.account ? 2 * memory_limit : memory_limit, UINT32_MAX)));
-  // With the account, the engine's first collections would wait for 27 MB of GC heap and 38 MB
-  // of malloc'd buffers, then grow those thresholds up to threefold: made for a browser's
-  // gigabytes, they let a plugin that makes garbage quickly (a streamed body read in 64 KiB
-  // arrays: 64 MB of it for 32 MiB) pass its 64 MB of account before anything is collected,
-  // though it holds little. An eighth of the limit each (8 MB for 64), in MB as the engine takes
-  // them. Without the account (AddressSanitizer builds) the GC heap's own cap above forces the
-  // collections, and the engine's thresholds stay.
-  if (instance.account) {
-    const auto eighth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, memory_limit >> 23));
-    JS_SetGCParameter(instance.cx, JSGC_ALLOCATION_THRESHOLD, eighth);
-    JS_SetGCParameter(instance.cx, JSGC_MALLOC_THRESHOLD_BASE, eighth);
-  }
+  JS_SetGCParameter(
+      instance.cx, JSGC_MAX_BYTES,
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(2 * memory_limit, UINT32_MAX)));
+  // The engine's first collections would wait for 27 MB of GC heap and 38 MB of malloc'd
+  // buffers, then grow those thresholds up to threefold: made for a browser's gigabytes, they let
+  // a plugin that makes garbage quickly (a streamed body read in 64 KiB arrays: 64 MB of it for
+  // 32 MiB) pass its 64 MB of account before anything is collected, though it holds little; and
+  // the GC heap's size is only judged at a collection's end. An eighth of the limit each (8 MB
+  // for 64), in MB as the engine takes them.
+  const auto eighth = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, memory_limit >> 23));
+  JS_SetGCParameter(instance.cx, JSGC_ALLOCATION_THRESHOLD, eighth);
+  JS_SetGCParameter(instance.cx, JSGC_MALLOC_THRESHOLD_BASE, eighth);
 }
 
 std::optional<runtime::ProgramEnd> run(Instance& instance, const wire::Start& start,
