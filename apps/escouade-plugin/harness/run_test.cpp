@@ -218,17 +218,28 @@ TEST_F(HarnessRun, AKillEndsASandboxedInstanceAsACrash) {
 }
 
 // A bundle the sandbox refuses: a decision asked of it says why, not that it is starting; and
-// each journal line is shown once, in order.
+// each journal line is shown once, in order. The decision waits its 500 ms for the start's
+// outcome: on a loaded machine (scripts/stress.sh: one core, busy loops, AddressSanitizer) the
+// helper's start and the refusal took 700 ms and more, and the decision then says "timeout",
+// which is the spec's answer; the journal then shows the refusal after the decision's
+// warning, never before it.
 TEST_F(HarnessRun, ADecisionAskedOfARefusedBundleSaysTheRefusal) {
   const fs::path echo = sandboxed_echo(plugins_.path());
   fs::copy_file(fs::path(ESCOUADE_SANDBOX_FIXTURES) / "hostile" / "imports_child_process.mjs",
                 echo / "plugin.mjs", fs::copy_options::overwrite_existing);
-  Ran r = run({echo.string()}, "decide command ls\nwait 300\nstatus\n");
+  Ran r = run({echo.string()}, "decide command ls\nawait dev.test.sandbox-echo stopped\nstatus\n");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: error (it is stopped: its bundle imports",
-                         "node:child_process"))
-      << r.out;
   EXPECT_FALSE(r.has("it is starting")) << r.out;
+  const std::string late = "warn  permissions/decide: no answer within 500 ms";
+  if (r.has(late)) {
+    EXPECT_TRUE(r.has("    dev.test.sandbox-echo: timeout\n")) << r.out;
+    EXPECT_TRUE(r.before(late, "error stopped: its bundle imports")) << r.out;
+  } else {
+    EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: error (it is stopped: its bundle imports",
+                           "node:child_process"))
+        << r.out;
+    EXPECT_TRUE(r.before("error stopped: its bundle", "\n  ask\n")) << r.out;
+  }
   // Each journal line once, and those the host wrote before the decision's outcome before it.
   std::istringstream lines(r.out);
   int refusals = 0;
@@ -238,7 +249,9 @@ TEST_F(HarnessRun, ADecisionAskedOfARefusedBundleSaysTheRefusal) {
   EXPECT_EQ(refusals, 1) << r.out;
   EXPECT_TRUE(r.before("info  started: plugin.mjs in the sandbox", "error stopped: its bundle"))
       << r.out;
-  EXPECT_TRUE(r.before("error stopped: its bundle", "\n  ask\n")) << r.out;
+  EXPECT_TRUE(r.line_has("dev.test.sandbox-echo: stopped, crashes 0, its bundle imports",
+                         "node:child_process"))
+      << r.out;
 }
 
 // run --trace: the host writes each plugin's lines both ways, with its id, in lint's form.
