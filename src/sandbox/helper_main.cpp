@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,8 @@ using namespace escouade::sandbox;
 
 constexpr int kControlFd = 3;
 constexpr int kStatusFd = 4;
+// Its exit status when operator new fails (out_of_memory); the host reads the status page first.
+constexpr int kOutOfMemoryExit = 71;
 
 // The instance thread's stack, and the engine's quota below it.
 std::size_t stack_bytes() {
@@ -55,6 +58,20 @@ std::uint64_t data_bytes() {
   const std::string line = "escouade-sandbox: " + what + "\n";
   (void)!::write(2, line.data(), line.size());
   ::_exit(70);
+}
+
+// The status page, for the handler below.
+StatusPage* g_status = nullptr;
+
+// An allocation of the helper's own C++ code (operator new) that failed: the account refused it
+// (past twice the instance's limit) or the system did (RLIMIT_DATA). The instance is past its
+// memory whatever it was doing, so the process ends here, the page saying so, rather than throw
+// std::bad_alloc up through the engine's frames (it could only reach std::terminate, whose
+// "terminate called after throwing an instance of 'St9bad_alloc'" the journal showed as the
+// plugin's last stderr).
+void out_of_memory() {
+  if (g_status) g_status->over_memory.store(1, std::memory_order_relaxed);
+  ::_exit(kOutOfMemoryExit);
 }
 
 struct Run {
@@ -115,6 +132,8 @@ int main(int argc, char** argv) {
   if (page == MAP_FAILED) fail(std::string("no status page: ") + std::strerror(errno));
   auto* status = static_cast<StatusPage*>(page);
   ::close(kStatusFd);
+  g_status = status;
+  std::set_new_handler(out_of_memory);
 
   set_time_zone(argc, argv);
   if (!spidermonkey::start_engine()) fail("the engine did not start");

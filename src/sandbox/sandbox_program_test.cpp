@@ -381,6 +381,33 @@ TEST_F(SandboxMemory, ARefusedHugeBufferEndsItEvenWhenTheErrorIsCaught) {
   EXPECT_FALSE(err_has("huge: given"));
 }
 
+// Past twice its limit the account refuses the allocations of every thread of the helper, its
+// own C++ code's too (here 1 MiB of code, each of its functions run, and small arrays kept: the
+// bytecode is malloc'd). Its watchdog's tick allocated, and std::bad_alloc then ended the
+// process through std::terminate, its line in the plugin's stderr; now the watchdog keeps its
+// storage, and a failed operator new ends the process quietly, the status page saying why.
+TEST_F(SandboxMemory, PastTwiceTheLimitTheHelpersOwnCodeEndsItQuietly) {
+  TempDir dir("escouade-dense");
+  std::string dense = "const t = [];\n";
+  for (int i = 0; dense.size() < (1u << 20); ++i)
+    dense += "t.push(function f" + std::to_string(i) + "(a,b){const o={x:a+" + std::to_string(i) +
+             ",y:[b,'s',[a],[b],{a},{b}],z:{k:'v',l:{m:a},n:[{},{},{}]}};return o;});\n";
+  dense +=
+      "const kept = [];\nfor (;;) for (const f of t) {\n  kept.push(f(kept.length, 2));\n"
+      "  for (let k = 0; k < 64; k++) kept.push([k,k,k,k,k,k,k,k,k,k,k,k,k,k]);\n}\n";
+  std::ofstream(dir.path() / "plugin.mjs") << dense;
+  for (int run = 0; run < 4; ++run) {
+    runtime::ProgramSpec spec = spec_of("echo", "plugin.mjs", runtime::ProgramLimits{});
+    spec.folder = dir.path();
+    spec.module = dir.path() / "plugin.mjs";
+    start(spec);
+    const auto& end = ended();
+    EXPECT_EQ(end.kind, ProgramEnd::Kind::crash);
+    EXPECT_EQ(end.reason, "its instance ran past 64 MB of memory: Escouade stopped it");
+    EXPECT_TRUE(err_.empty()) << "run " << run << ": " << (err_.empty() ? "" : err_.front());
+  }
+}
+
 TEST_F(SandboxMemory, WhatItHoldsIsItsMemoryAndItKeepsRunningBelowTheLimit) {
   start("hostile", "hold_buffers.mjs");
   send(json::object{{"jsonrpc", "2.0"}, {"method", "ping"}});

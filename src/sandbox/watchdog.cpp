@@ -22,6 +22,7 @@ struct Watchdog::Shared {
   bool began = false;     // a turn began since the last look
   bool sleeping = false;  // waiting for a turn, not ticking: a turn's start must wake it
   bool ending = false;
+  std::vector<std::shared_ptr<Channel>> now;  // the channels of one tick, off the lock
 
   // Ticks every kPeriod while turns run or begin, and sleeps once a whole period passed with
   // neither: a plugin answering call after call keeps it ticking, and its turns' starts cost no
@@ -39,7 +40,9 @@ struct Watchdog::Shared {
       }
       if (ending) break;
       const bool began_since = std::exchange(began, false);
-      std::vector<std::shared_ptr<Channel>> now;
+      // Its storage kept from tick to tick: past twice its limit the instance's account refuses
+      // this thread's allocations too (memory_account.hpp), and a tick that allocated then
+      // ended the process on std::bad_alloc instead of stopping the instance.
       for (auto it = watched.begin(); it != watched.end();) {
         if (auto c = it->lock()) {
           now.push_back(std::move(c));
