@@ -3,7 +3,7 @@
 # AddressSanitizer + UBSan, the process tests again beside busy loops (scripts/stress.sh), the
 # suite again built optimized by GCC 12, then the fuzzer for a bounded time.
 # Installs what is missing first. Usage: scripts/test.sh
-#   ESCOUADE_FUZZ_SECONDS=60 and ESCOUADE_STRESS_ROUNDS=2 by default
+#   ESCOUADE_FUZZ_SECONDS=60 and ESCOUADE_STRESS_ROUNDS=1 by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +49,7 @@ run_ctest() {  # preset: runs it, keeps its log, adds its counts to the totals
 # AddressSanitizer + UBSan (the whole suite under the sanitizers, clang's warnings as errors), and
 # GCC 12 optimized (GCC's warnings as errors, -O2 ones included; the suite again on optimized
 # code; what the demo and the benchmarks run). The fuzz build below compiles its two targets only.
-stress_rounds="${ESCOUADE_STRESS_ROUNDS:-2}"
+stress_rounds="${ESCOUADE_STRESS_ROUNDS:-1}"
 for preset in asan release; do
   echo "== build: $preset"
   cmake --preset "$preset" >"$log_dir/configure-$preset.log"
