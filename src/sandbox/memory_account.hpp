@@ -17,7 +17,7 @@
 //
 // Blocks made on other threads carry nothing and cost one thread-local read more. Built with
 // AddressSanitizer, which replaces malloc itself, nothing is replaced: accounting() is false and
-// every account reads 0 (the sandbox then caps the GC heap alone, docs/sandbox.md).
+// every account reads 0 (the sandbox then judges the GC heap alone, docs/sandbox.md).
 //
 // Thread: open() and close() on the instance's thread; the rest from any thread. Accounts live
 // in a fixed table that is never freed: reading a closed one is harmless.

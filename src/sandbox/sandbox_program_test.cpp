@@ -353,7 +353,7 @@ class SandboxMemory : public Sandbox {
   void SetUp() override {
     if (!helpers_account())
       GTEST_SKIP() << "built with AddressSanitizer, which replaces malloc itself: no memory "
-                      "account, the GC heap alone is capped (docs/sandbox.md)";
+                      "account, the GC heap alone is judged (docs/sandbox.md)";
   }
   void expect_stopped_for_memory(const std::string& module) {
     start("hostile", module);

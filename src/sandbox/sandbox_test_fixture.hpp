@@ -33,7 +33,7 @@ inline const fs::path kFixtures = ESCOUADE_SANDBOX_FIXTURES;
 
 // Whether the helpers of this build charge an instance's memory to its account: built with
 // AddressSanitizer, which replaces malloc itself, they have none (memory_account.hpp), and the
-// GC heap's cap is the limit alone. The helper and these tests are built alike.
+// GC heap alone is judged against the limit. The helper and these tests are built alike.
 constexpr bool helpers_account() {
   return !kAddressSanitizer;
 }
