@@ -177,7 +177,10 @@ void Journal::write(JournalLevel level, std::string_view text) {
     }
   }
 
-  std::string line;
+  // Formatted in a buffer the journal keeps, handed on as a view: the writer copies its bytes
+  // into the file's queue.
+  std::string& line = line_;
+  line.clear();
   line.reserve(32 + masked.size() + masked.size() / 8);
   append_prefix(line, now, level);
   const std::size_t taken = append_escaped_for_journal(
@@ -188,19 +191,21 @@ void Journal::write(JournalLevel level, std::string_view text) {
   }
   remember(line);
   line += '\n';
-  if (!send(std::move(line))) {
+  const bool sent = send(line);
+  if (line.capacity() > 4 * kMaxEntryBytes) std::string().swap(line);
+  if (!sent) {
     // Counted once for the line itself: a note that could not go either is not a lost line.
     ++lost_;
     ++refused_;
   }
 }
 
-bool Journal::send(std::string line) {
+bool Journal::send(std::string_view line) {
   if (!writer_) {
-    file_->append({std::move(line)});
+    file_->append(line, 1);
     return true;
   }
-  return writer_->submit(file_, std::move(line));
+  return writer_->submit(file_, line);
 }
 
 std::vector<std::string> Journal::tail(std::size_t n) const {

@@ -89,8 +89,8 @@ class Journal {
 
  private:
   void remember(std::string_view line);
-  // Writes or queues one formatted line; false when it was lost.
-  bool send(std::string line);
+  // Writes or queues one formatted line (ending with '\n'); false when it was lost.
+  bool send(std::string_view line);
 
   std::shared_ptr<JournalFile> file_;  // shared with the writer's queue until it is written
   std::shared_ptr<JournalWriter> writer_;
@@ -102,6 +102,7 @@ class Journal {
   std::vector<std::string> ring_;
   std::size_t ring_start_ = 0;
   std::string masked_;         // the masker's copy of a line, its room kept from line to line
+  std::string line_;           // the line being formatted, its room kept likewise
   std::uint64_t lost_ = 0;     // lines the writer's full queue refused, not yet reported
   std::uint64_t refused_ = 0;  // the same, in all
 };

@@ -33,44 +33,47 @@ JournalFile::JournalFile(std::filesystem::path dir, const std::string& plugin_id
       rotated_path_(dir_ / (plugin_id + ".log.1")),
       max_bytes_(max_bytes) {}
 
-void JournalFile::append(const std::vector<std::string>& lines) {
-  if (lines.empty()) return;
+void JournalFile::append(std::string_view text, std::size_t count) {
+  if (count == 0 || text.empty()) return;
   if (!ensure_open()) {
-    failures_ += lines.size();
+    failures_ += count;
     return;
   }
-  // The usual batch of a plugin's file, one line after a whole one that leaves the file within
-  // its size, is written from where it is: no copy (callgrind, bench_host decide 20: the
-  // writer's thread made a string a plugin in each batch, and grew it).
-  if (lines.size() == 1 && !needs_newline_ && !past_size(size_, lines[0].size())) {
-    flush(lines[0], 1);
+  // The usual batch, whole lines after a whole one that leave the file within its size, is
+  // written from where it is, in one write(2).
+  const bool fits = count == 1 ? !past_size(size_, text.size()) : size_ + text.size() <= max_bytes_;
+  if (!needs_newline_ && fits) {
+    flush(text, count);
     return;
   }
-  std::string batch = needs_newline_ ? "\n" : "";  // ends a torn line first
-  std::size_t total = batch.size();
-  for (const auto& line : lines)
-    total += line.size();
-  batch.reserve(total);
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (past_size(size_ + batch.size(), lines[i].size())) {
-      if (!flush(batch, count)) {
-        failures_ += lines.size() - i;
+  // Line by line: a torn line ended first, and the line that would take the file past its size
+  // starting a new one.
+  std::string batch = needs_newline_ ? "\n" : "";
+  std::size_t in_batch = 0;
+  std::size_t done = 0;  // lines of `text` written or in `batch`
+  for (std::size_t at = 0; at < text.size(); ++done) {
+    const std::size_t nl = text.find('\n', at);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    const std::string_view line = text.substr(at, end - at);
+    at = end;
+    if (past_size(size_ + batch.size(), line.size())) {
+      if (!flush(batch, in_batch)) {
+        failures_ += count - done;
         return;
       }
       batch.clear();
       rotate();
       if (!open_file()) {
-        failures_ += lines.size() - i;
+        failures_ += count - done;
         return;
       }
       batch = needs_newline_ ? "\n" : "";
-      count = 0;
+      in_batch = 0;
     }
-    batch += lines[i];
-    ++count;
+    batch += line;
+    ++in_batch;
   }
-  if (!flush(batch, count)) return;
+  flush(batch, in_batch);
 }
 
 bool JournalFile::flush(std::string_view data, std::size_t count) {

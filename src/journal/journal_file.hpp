@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "base/unique_fd.hpp"
 
@@ -21,12 +21,12 @@ class JournalFile {
  public:
   JournalFile(std::filesystem::path dir, const std::string& plugin_id, std::uint64_t max_bytes);
 
-  // Appends `lines` (each ending with '\n'), oldest first. Past `max_bytes` the file becomes
-  // `.log.1` (replacing an older one) and a new one starts; a line that would take the file past
-  // it goes to the new file. A write error never throws: its lines are counted as failures, the
-  // file is closed and the next batch opens it again (the folder is made again if it was
-  // removed).
-  void append(const std::vector<std::string>& lines);
+  // Appends `text`, `count` whole lines each ending with '\n', oldest first. Past `max_bytes`
+  // the file becomes `.log.1` (replacing an older one) and a new one starts; a line that would
+  // take the file past it goes to the new file. A write error never throws: its lines are
+  // counted as failures, the file is closed and the next batch opens it again (the folder is
+  // made again if it was removed).
+  void append(std::string_view text, std::size_t count);
 
   // Opens the file now (the journal's construction): a failure is not counted, the next append
   // tries again.
@@ -56,6 +56,14 @@ class JournalFile {
   std::uint64_t size_ = 0;      // of `path_`, as of the last fstat plus what was written since
   bool needs_newline_ = false;  // the file ends inside a line (a torn write): end it first
   std::atomic<std::uint64_t> failures_{0};
+
+  // The writer's (journal_writer.hpp): the lines queued for this file and how many, under the
+  // writer's lock; and, on its thread alone, those it is writing. The two buffers trade places
+  // each batch, so a file's lines are queued without an allocation a line.
+  friend class JournalWriter;
+  std::string queued_;
+  std::size_t queued_lines_ = 0;
+  std::string writing_;
 };
 
 }  // namespace escouade

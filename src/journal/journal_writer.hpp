@@ -1,8 +1,9 @@
 #pragma once
 
 // The thread that writes the host's journals, so that no write(2) to a journal, however slow the
-// disk, runs on the host's thread. Journals hand it formatted lines; it wakes, takes everything
-// queued, and writes each journal's lines in one batch (docs/journal.md).
+// disk, runs on the host's thread. Journals hand it formatted lines, which join their file's
+// queued text (no allocation a line); it wakes, takes everything queued, and writes each
+// journal's lines in one batch (docs/journal.md).
 //
 // Bounded: past kMaxQueuedBytes waiting in all, a line is refused; its journal counts it and says
 // how many it lost in its next line that is taken.
@@ -17,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,6 +36,8 @@ class JournalWriter {
   static constexpr std::chrono::microseconds kGather{10000};
   // How many files the writer writes before it offers the core to others.
   static constexpr std::size_t kFilesBetweenYields = 4;
+  // A file's buffer larger than this after its batch is written is given back (a flood's).
+  static constexpr std::size_t kKeptBufferBytes = 64 * 1024;
 
   explicit JournalWriter(std::size_t max_queued_bytes = kMaxQueuedBytes);
   ~JournalWriter();
@@ -42,7 +46,7 @@ class JournalWriter {
 
   // Queues one formatted line (ending with '\n') for `file`; returns false when it was dropped
   // because the queue was full.
-  bool submit(std::shared_ptr<JournalFile> file, std::string line);
+  bool submit(const std::shared_ptr<JournalFile>& file, std::string_view line);
   // Returns once every line submitted before the call has been written (or has failed).
   void flush();
 
@@ -55,19 +59,17 @@ class JournalWriter {
   void release();
 
  private:
-  struct Entry {
-    std::shared_ptr<JournalFile> file;
-    std::string line;
-  };
   void run();
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;     // the writer: lines queued, or the end
   std::condition_variable written_;  // flush(): a batch was written
-  std::vector<Entry> queue_;
+  // The files with lines queued, each once, in the order of their first line since the last
+  // batch; their lines are in each file's own queue (JournalFile's queued_).
+  std::vector<std::shared_ptr<JournalFile>> queue_;
   std::size_t queued_bytes_ = 0;
-  std::uint64_t submitted_ = 0;  // entries taken into the queue, in all
-  std::uint64_t done_ = 0;       // entries written or failed, in all
+  std::uint64_t submitted_ = 0;  // lines taken into the queue, in all
+  std::uint64_t done_ = 0;       // lines written or failed, in all
   std::uint64_t dropped_ = 0;
   const std::size_t max_queued_bytes_;
   bool held_ = false;

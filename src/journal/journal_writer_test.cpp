@@ -63,6 +63,40 @@ TEST_F(JournalWriterTest, EachJournalKeepsItsOrderAcrossBatches) {
   EXPECT_EQ(writer->dropped(), 0u);
 }
 
+// One batch of many lines for one file (queued while the writer was held) that starts after a
+// torn line and crosses the file's size: the torn line is ended first, the line that would pass
+// the size starts the new file, and no line is lost or split between the two.
+TEST_F(JournalWriterTest, ABatchThatCrossesTheSizeRotatesBetweenTwoLines) {
+  auto writer = std::make_shared<JournalWriter>();
+  JournalOptions o = options("dev.batch", writer);
+  o.max_bytes = 2000;
+  fs::create_directories(log("dev.batch").parent_path());
+  {
+    std::ofstream torn(log("dev.batch"), std::ios::binary);
+    torn << "a line cut short";
+  }
+  Journal journal(std::move(o));
+  writer->hold();
+  for (int i = 0; i < 80; ++i)
+    journal.info("batched line " + std::to_string(i));
+  writer->release();
+  writer->flush();
+
+  auto rotated = lines_of(log("dev.batch").string() + ".1");
+  const auto current = lines_of(log("dev.batch"));
+  ASSERT_FALSE(rotated.empty());
+  ASSERT_FALSE(current.empty());
+  EXPECT_EQ(rotated.front(), "a line cut short");
+  EXPECT_LE(fs::file_size(log("dev.batch").string() + ".1"), 2000u);
+  rotated.erase(rotated.begin());
+  std::vector<std::string> all = rotated;
+  all.insert(all.end(), current.begin(), current.end());
+  ASSERT_EQ(all.size(), 80u);
+  for (int i = 0; i < 80; ++i)
+    EXPECT_THAT(all[i], ::testing::EndsWith("info  batched line " + std::to_string(i)));
+  EXPECT_EQ(journal.write_failures(), 0u);
+}
+
 // A disk that does not keep up: past the queue's bound a line is refused, counted, and the
 // journal's next line that reaches the file says how many were lost. The in-memory tail, which
 // the app reads, has them all.
