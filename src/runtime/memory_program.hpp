@@ -87,6 +87,7 @@ class MemoryProgram final : public Program {
   std::optional<std::uint64_t> memory_bytes() const override { return peer_->memory; }
   std::string describe() const override { return "in memory, " + peer_->spec_.plugin_id; }
   void decisions_held(std::size_t count) override { peer_->decisions_held_ = count; }
+  bool counts_decisions() const override { return true; }
 
  private:
   Lifeline lifeline_;

@@ -152,6 +152,9 @@ class Program {
   // How many permissions/decide calls it holds unanswered now (its supervisor tells it at each
   // change): a sandboxed instance gets the shorter turn while it holds one.
   virtual void decisions_held(std::size_t count) { (void)count; }
+  // Whether it wants decisions_held at all: a process does not, and its supervisor then counts
+  // nothing (a completion wrapped round each decision's, an allocation a plugin asked).
+  virtual bool counts_decisions() const { return false; }
 };
 
 // Makes the Program for a spec: the host holds one, and tests give their own.

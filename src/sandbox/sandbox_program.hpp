@@ -86,6 +86,7 @@ class SandboxProgram final : public runtime::Program {
   // "dist/plugin.mjs in the sandbox".
   std::string describe() const override;
   void decisions_held(std::size_t count) override;
+  bool counts_decisions() const override { return true; }
   // What waits for its helper, and what waits in the pipe to its helper's input.
   std::size_t input_backlog() const override;
 
