@@ -170,7 +170,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   bool compiling_ = false;
   long long budget_ms_ = 0;
   std::string turn_message_;  // the line of the turn in progress (or the last), cut
+  // The thread's CPU time when the watchdog first looked at the turn in progress (check_turn):
+  // read there, not at each turn's start, which was a system call a turn.
   timespec turn_start_{};
+  bool turn_start_read_ = false;
   clockid_t clock_{};
   bool has_clock_ = false;
   std::chrono::steady_clock::time_point stop_at_{};
