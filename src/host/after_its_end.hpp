@@ -14,6 +14,19 @@
 
 namespace escouade::host {
 
+// The rule itself, for a completion `self` that keeps its own `deferred` flag: a first closed
+// outcome is posted once to `executor` with `self` moved into it (true: `self` must return).
+template <class Self>
+bool posted_after_its_end(Self& self, bool& deferred, rpc::CallOutcome& o,
+                          const boost::asio::any_io_executor& executor) {
+  if (o.kind != rpc::CallOutcome::Kind::closed || deferred) return false;
+  deferred = true;
+  auto ex = executor;
+  boost::asio::post(ex,
+                    [self = std::move(self), o = std::move(o)]() mutable { self(std::move(o)); });
+  return true;
+}
+
 template <class F>
 struct AfterItsEnd {
   F then;
@@ -21,13 +34,7 @@ struct AfterItsEnd {
   bool deferred = false;
 
   void operator()(rpc::CallOutcome o) {
-    if (o.kind == rpc::CallOutcome::Kind::closed && !deferred) {
-      deferred = true;
-      auto ex = executor;
-      boost::asio::post(
-          ex, [self = std::move(*this), o = std::move(o)]() mutable { self(std::move(o)); });
-      return;
-    }
+    if (posted_after_its_end(*this, deferred, o, executor)) return;
     then(std::move(o));
   }
 };

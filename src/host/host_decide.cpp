@@ -13,6 +13,7 @@
 #include <span>
 
 #include "base/quote.hpp"
+#include "host/after_its_end.hpp"
 #include "host/host.hpp"
 #include "policy/audience.hpp"
 #include "protocol/decision_text.hpp"
@@ -64,8 +65,9 @@ struct Pending {
 };
 
 // One plugin's completion in a decision: its slot and its journal. A call closed by its
-// program's end is taken in once the supervisor has taken that end in, posted once (as
-// AfterItsEnd does, after_its_end.hpp), so that its vote says the state the plugin ended in.
+// program's end is taken in once the supervisor has taken that end in (after_its_end.hpp, with
+// the decision's executor rather than one of its own), so that its vote says the state the
+// plugin ended in.
 struct VoteDone {
   std::shared_ptr<Pending> pending;
   std::size_t i;
@@ -73,12 +75,7 @@ struct VoteDone {
   bool deferred = false;
 
   void operator()(rpc::CallOutcome o) {
-    if (o.kind == rpc::CallOutcome::Kind::closed && !deferred) {
-      deferred = true;
-      auto ex = pending->executor;
-      asio::post(ex, [self = std::move(*this), o = std::move(o)]() mutable { self(std::move(o)); });
-      return;
-    }
+    if (posted_after_its_end(*this, deferred, o, pending->executor)) return;
     if (pending->finished) return;  // too late: counted as a timeout already
     pending->take(i, o, *journal);
   }
