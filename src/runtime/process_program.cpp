@@ -132,6 +132,17 @@ using StatePtr = std::shared_ptr<ProcessProgram::State>;
 
 }  // namespace
 
+// {"jsonrpc":"2.0","id":<n>,"method":... and nothing else.
+bool is_request_line(std::string_view line) {
+  constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":)";
+  constexpr std::string_view kMethod = R"(,"method":)";
+  if (!line.starts_with(kHead)) return false;
+  std::size_t i = kHead.size();
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9')
+    ++i;
+  return i > kHead.size() && line.substr(i).starts_with(kMethod);
+}
+
 ProcessProgram::ProcessProgram(asio::any_io_executor executor, ProgramSpec spec,
                                ProcessContext& context)
     : state_(std::make_shared<State>(std::move(executor), std::move(spec), context,
@@ -272,18 +283,6 @@ void resume_if_drained(const StatePtr& s) {
   }
 }
 
-// A request of the host's, as rpc::Outgoing writes it: {"jsonrpc":"2.0","id":<n>,"method":...
-// (an answer or a notification has no id followed by a method).
-bool is_request_line(std::string_view line) {
-  constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":)";
-  constexpr std::string_view kMethod = R"(,"method":)";
-  if (!line.starts_with(kHead)) return false;
-  std::size_t i = kHead.size();
-  while (i < line.size() && line[i] >= '0' && line[i] <= '9')
-    ++i;
-  return i > kHead.size() && line.substr(i).starts_with(kMethod);
-}
-
 // The RequestBurst objects alive on this thread.
 thread_local int t_bursts = 0;
 
@@ -318,7 +317,10 @@ void take_answer_now(const StatePtr& s) {
   s->delivering = false;
 }
 
-void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery) {
+// `request`: the bytes end with a request of the host's that is_request_line cannot see (a sandbox
+// helper's records, write_request).
+void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
+                bool request = false) {
   const bool kept = delivery == proto::Delivery::kept;
   if (kept && s->write_direct && !s->writing && s->pending.empty() && s->in) {
     // A request or an answer with nothing ahead of it: written now, by the host's thread, with
@@ -328,7 +330,7 @@ void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery) {
     // fewer, docs/PERFORMANCE.md).
     const std::size_t n = write_now(s->in->native_handle(), line);
     if (n == line.size()) {
-      if (is_request_line(line)) take_answer_now(s);
+      if (request || is_request_line(line)) take_answer_now(s);
       return;
     }
     line.erase(0, n);
@@ -527,6 +529,11 @@ void ProcessProgram::write_first(std::string bytes) {
 void ProcessProgram::write(std::string line, proto::Delivery delivery) {
   if (!state_->running) return;
   queue_line(state_, std::move(line), delivery);
+}
+
+void ProcessProgram::write_request(std::string bytes) {
+  if (!state_->running) return;
+  queue_line(state_, std::move(bytes), proto::Delivery::kept, true);
 }
 
 std::size_t ProcessProgram::input_backlog() const {

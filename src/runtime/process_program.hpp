@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <set>
+#include <string_view>
 
 #include "base/lifeline.hpp"
 #include "platform/reaper.hpp"
@@ -49,6 +50,9 @@ class ProcessProgram final : public Program {
   // A request of the host's that the pipe takes whole reads its answer at once when the plugin
   // already gave it: its lines are then handed on before write() returns (process_program.cpp).
   void write(std::string line, proto::Delivery delivery) override;
+  // Kept bytes that end with a request of the host's in a form write() cannot read as one (a
+  // sandbox helper's records): written and answered at once as write() does a request line.
+  void write_request(std::string bytes);
   // Bytes written to it and not yet taken by its input.
   std::size_t input_backlog() const override;
   void stop() override;
@@ -64,6 +68,10 @@ class ProcessProgram final : public Program {
   Lifeline lifeline_;  // before state_, which is made with its token
   std::shared_ptr<State> state_;
 };
+
+// Whether a line is a request of the host's as rpc::Outgoing writes it, its id before its method
+// (an answer or a notification is not).
+bool is_request_line(std::string_view line);
 
 // Requests written one after another to several programs (a decision asked of every plugin at
 // once), on this thread: while one lives, no answer is read as soon as its request is written

@@ -354,6 +354,41 @@ TEST_F(AnswerAtOnceTest, AnAnswerAlreadyInThePipeIsHandedOnWhenTheRequestIsWritt
   EXPECT_EQ(out_.size(), 2u);
 }
 
+// A sandbox helper's records are no request line, but write_request says they end with one: its
+// answer is read at once as a request line's is; the same bytes given to write() are not.
+TEST_F(AnswerAtOnceTest, BytesWrittenAsARequestReadTheAnswerAtOnceWhateverTheirForm) {
+  const std::string records = std::string("H\x08\x01\x02\x03") + request_;
+  ASSERT_FALSE(is_request_line(records));
+  auto p = start(R"(echo '{"jsonrpc":"2.0","id":7,"result":1}')", "echo after");
+  p->write_request(records);
+  ASSERT_FALSE(out_.empty());
+  EXPECT_EQ(out_.front(), R"({"jsonrpc":"2.0","id":7,"result":1})");
+  run_until([&] { return out_.size() == 2; });
+  end(*p);
+
+  out_.clear();
+  exit_.reset();
+  std::filesystem::remove(folder_ / "ready");
+  auto q = start("echo waiting", "echo after");
+  q->write(records, proto::Delivery::kept);
+  EXPECT_TRUE(out_.empty());
+  run_until([&] { return out_.size() == 2; });
+  EXPECT_EQ(out_, (std::vector<std::string>{"waiting", "after"}));
+  end(*q);
+}
+
+// What the host's requests look like to is_request_line: its id before its method, as
+// rpc::Outgoing writes them; answers, notifications and other orders are not requests.
+TEST(IsRequestLine, TellsTheHostsRequestsFromEverythingElse) {
+  EXPECT_TRUE(is_request_line(R"({"jsonrpc":"2.0","id":12,"method":"permissions/decide"})"));
+  EXPECT_FALSE(is_request_line(R"({"jsonrpc":"2.0","id":12,"result":{}})"));
+  EXPECT_FALSE(is_request_line(R"({"jsonrpc":"2.0","method":"timer/fired","params":{}})"));
+  EXPECT_FALSE(is_request_line(R"({"jsonrpc":"2.0","id":,"method":"x"})"));
+  EXPECT_FALSE(is_request_line(R"({"jsonrpc":"2.0","id":"a","method":"x"})"));
+  EXPECT_FALSE(is_request_line(R"({"id":1,"jsonrpc":"2.0","method":"x"})"));
+  EXPECT_FALSE(is_request_line(""));
+}
+
 // Within a burst of requests to several programs (a decision), no answer is read at once: it
 // comes through the loop, after every request went out.
 TEST_F(AnswerAtOnceTest, WithinABurstOfRequestsTheAnswerComesThroughTheLoop) {

@@ -94,8 +94,9 @@ class SandboxProgram final : public runtime::Program {
 
  private:
   void prepared(Result<Prepared> p);
-  // Records for its helper's input, to its pipe or, until it has a helper, to waiting_.
-  void send(std::string records, proto::Delivery delivery);
+  // Records for its helper's input, to its pipe or, until it has a helper, to waiting_;
+  // `request`: they end with a request of the host's.
+  void send(std::string records, proto::Delivery delivery, bool request = false);
   // The kept records gathered since the host's thread last returned to its loop, in one write.
   void send_gathered();
   void helper_ended(const runtime::ProgramEnd& end);
