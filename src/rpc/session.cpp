@@ -410,16 +410,29 @@ bool Session::take_text_answer(std::string_view line) {
   std::array<proto::MemberText, 8> found;
   const auto n = proto::checked_object_members(line, proto::DecodeOptions{}.max_depth, found);
   if (!n) return false;
-  const std::span<const proto::MemberText> members(found.data(), *n);
-  // A key written with an escape ("m\u0065thod") is read by the decoder only, which reads it as
-  // what it means; a call or an error answer is the decoder's too.
-  if (proto::has_escaped_key(members)) return false;
-  for (const auto& m : members) {
-    if (m.key == "method" || m.key == "error") return false;  // however many times given
+  // One look at each member (as proto::has_escaped_key and proto::member would take them, in one
+  // pass instead of five): a key written with an escape ("m\u0065thod") is read by the decoder
+  // only, which reads it as what it means; a call or an error answer is the decoder's too; a key
+  // given twice is left to the decoder, which builds the values.
+  std::optional<std::string_view> result, id_text, version;
+  bool twice = false;
+  const auto take = [&twice](std::optional<std::string_view>& slot, std::string_view value) {
+    twice = twice || slot.has_value();
+    slot = value;
+  };
+  for (const auto& m : std::span<const proto::MemberText>(found.data(), *n)) {
+    if (m.key.find('\\') != std::string_view::npos) return false;
+    if (m.key == "result") {
+      take(result, m.value);
+    } else if (m.key == "id") {
+      take(id_text, m.value);
+    } else if (m.key == "jsonrpc") {
+      take(version, m.value);
+    } else if (m.key == "method" || m.key == "error") {
+      return false;  // however many times given
+    }
   }
-  const auto result = proto::member(members, "result");
-  const auto id_text = proto::member(members, "id");
-  if (!result || !id_text || proto::member(members, "jsonrpc") != R"("2.0")") return false;
+  if (twice || !result || !id_text || version != R"("2.0")") return false;
   // "\r" is whitespace to JSON but a line break to the line it would be written into.
   if (result->find('\r') != std::string_view::npos) return false;
   const auto id = proto::integer_text(*id_text);
