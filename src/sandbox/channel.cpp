@@ -13,8 +13,8 @@ namespace escouade::sandbox {
 
 namespace {
 
-long long elapsed_ms(const timespec& from, const timespec& to) {
-  return (to.tv_sec - from.tv_sec) * 1000LL + (to.tv_nsec - from.tv_nsec) / 1000000LL;
+long long ns_of(const timespec& t) {
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 // Writes all of `bytes`, waiting while the pipe is full. A host that is gone makes the write fail
@@ -195,6 +195,7 @@ void Channel::turn_begins(bool compile, std::optional<std::string_view> message)
       if (!has_clock_) clock_ = CLOCK_THREAD_CPUTIME_ID;
     }
     turn_start_read_ = false;
+    turn_wall_start_ = std::chrono::steady_clock::now();  // the vDSO's: no system call
     compiling_ = compile;
     budget_ms_ = compile                 ? kCompileBudget.count()
                  : decisions_.load() > 0 ? limits_.turn_deciding.count()
@@ -300,23 +301,36 @@ bool Channel::check_turn() {
   }
   {
     std::lock_guard lock(mutex_);
-    if (!in_turn_) return false;
+    if (!in_turn_) {
+      // Between turns too: the next turn began after this reading, so it ran at most the
+      // thread's CPU time from here to its first look.
+      timespec now{};
+      if (has_clock_ && clock_gettime(clock_, &now) == 0) last_look_ns_ = ns_of(now);
+      return false;
+    }
   }
   if (check_memory()) return true;
   std::lock_guard lock(mutex_);
   if (!in_turn_ || !has_clock_) return false;
-  timespec now{};
-  if (clock_gettime(clock_, &now) != 0) return false;
+  timespec read{};
+  if (clock_gettime(clock_, &read) != 0) return false;
+  const long long now = ns_of(read);
+  const std::optional<long long> last = std::exchange(last_look_ns_, now);
   if (!turn_start_read_) {
-    // The turn is counted from here, its first look (within a period of its start): what ran
-    // before is not, which adds at most the watchdog's period to its budget. Read at each
-    // turn's start instead, it was a system call through the seccomp filter on every call
-    // and decision (docs/PERFORMANCE.md).
-    turn_start_ = now;
+    // Its first look, up to the watchdog's longest period after its start (watchdog.cpp). What
+    // it ran before is charged as at most the wall time since its start (the vDSO's clock, read
+    // at the start for nothing) and at most the thread's CPU time since the last look: never
+    // less than it ran, so the budget holds within a period once it is seen. The thread's CPU
+    // clock is not read at each turn's start: that was a system call through the seccomp
+    // filter on every call and decision (docs/PERFORMANCE.md).
+    long long before = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - turn_wall_start_)
+                           .count();
+    if (last) before = std::min(before, now - *last);
+    turn_start_ns_ = now - std::max(before, 0LL);
     turn_start_read_ = true;
-    return true;
   }
-  if (elapsed_ms(turn_start_, now) <= budget_ms_) return true;
+  if ((now - turn_start_ns_) / 1000000LL <= budget_ms_) return true;
   StopCause none = StopCause::none;
   const StopCause cause = compiling_ ? StopCause::compile_too_long : StopCause::turn_too_long;
   if (cause_.compare_exchange_strong(none, cause)) {

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "base/temp_dir.hpp"
 #include "protocol/gen/methods.hpp"
@@ -242,6 +244,26 @@ TEST_F(Sandbox, WhileItHoldsADecisionATurnHas500ms) {
   EXPECT_NE(ended().turn.find(R"("method":"test/spin")"), std::string::npos) << ended().turn;
   EXPECT_NE(ended().turn.find(R"("id":2)"), std::string::npos) << ended().turn;
   EXPECT_EQ(ended().turn.back(), '}') << "its line, without its line break";
+}
+
+// After many short turns the watchdog looks less often (up to 80 ms apart, watchdog.cpp): a turn
+// that then runs on is first seen later, charged with what it may have run before, and stopped
+// by the same limit.
+TEST_F(Sandbox, AnEndlessLoopAfterManyShortTurnsIsStoppedToo) {
+  start("echo", "plugin.mjs");
+  call(1, "initialize");
+  ASSERT_TRUE(answer(1));
+  // Short turns for about half a second, a few milliseconds apart: every look of the watchdog
+  // finds none in progress, so its looks space out to their longest.
+  for (int id = 2; id < 150; ++id) {
+    call(id, "test/echo", json::object{{"n", id}});
+    ASSERT_TRUE(answer(id)) << id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  program_->decisions_held(1);
+  call(150, "test/spin");
+  EXPECT_EQ(ended().reason, "a turn ran past 500 ms: Escouade stopped its instance");
+  EXPECT_NE(ended().turn.find(R"("id":150)"), std::string::npos) << ended().turn;
 }
 
 // The count of decisions held goes in the same write as the next line (one wake-up of the

@@ -1,9 +1,10 @@
 #pragma once
 
 // The watchdog of the sandbox's CPU limits: one thread that looks, every 10 ms while some
-// instance is in a turn of work or began one in the last 10 ms, at the CPU time that instance's
-// thread spent in its turn since the watchdog first saw it (within 10 ms of its start), and stops
-// the instance past its budget (2000 ms, 500 ms while it holds a decision). Time an instance spends
+// instance is in a turn of work (up to 80 ms apart while turns only begin and end between its
+// looks), at the CPU time that instance's thread spent in its turn, and stops the instance past
+// its budget (2000 ms, 500 ms while it holds a decision). At its first look at a turn it charges
+// what the turn may have run since its start (Channel::check_turn). Time an instance spends
 // waiting for input costs nothing: it is measured on the thread's own CPU clock
 // (pthread_getcpuclockid), not on the wall clock.
 //
@@ -26,7 +27,7 @@ class Watchdog {
 
   // Watches this instance's turns until it is gone.
   void watch(const std::shared_ptr<Channel>& channel);
-  // A turn began: the watchdog looks at it within 10 ms (woken now when it was asleep).
+  // A turn began: the watchdog looks at it within 80 ms (woken now when it was asleep).
   void turn_began();
 
   struct Shared;
