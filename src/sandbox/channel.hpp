@@ -171,13 +171,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
   long long budget_ms_ = 0;
   std::string turn_message_;  // the line of the turn in progress (or the last), cut
   // The thread's CPU time (ns) the turn in progress is counted from, set by the watchdog's
-  // first look at it (check_turn): found there, not read at each turn's start, which was a
-  // system call a turn. The turn's start on the wall clock, and the thread's CPU time at the
-  // watchdog's last look, bound what it ran before that first look.
+  // first look at it (check_turn) to the time it read at its look before, which the turn began
+  // after: found there, not read at each turn's start, which was a system call a turn.
   long long turn_start_ns_ = 0;
   bool turn_start_read_ = false;
-  std::chrono::steady_clock::time_point turn_wall_start_{};
-  std::optional<long long> last_look_ns_;
+  std::optional<long long> last_look_ns_;  // the thread's CPU time at the watchdog's last look
   clockid_t clock_{};
   bool has_clock_ = false;
   std::chrono::steady_clock::time_point stop_at_{};

@@ -20,8 +20,8 @@ constexpr auto kPeriod = std::chrono::milliseconds(10);
 // watchdog a turn every few milliseconds, so a look every 10 ms, each a wake-up of this thread
 // that found nothing (perf, a decision of 100 plugins with 25 sandboxed, pinned: the watchdogs'
 // threads 6 % of the core; a 50 ms period made the decision about 12 % faster). A turn first
-// seen up to this long after its start is charged with what it may have run before
-// (Channel::check_turn), so its budget holds as closely as with looks every 10 ms.
+// seen up to this long after its start is charged with the thread's CPU time since the look
+// before (Channel::check_turn), so its budget holds as closely as with looks every 10 ms.
 constexpr auto kLongestPeriod = std::chrono::milliseconds(80);
 
 struct Watchdog::Shared {

@@ -4,7 +4,7 @@
 // instance is in a turn of work (up to 80 ms apart while turns only begin and end between its
 // looks), at the CPU time that instance's thread spent in its turn, and stops the instance past
 // its budget (2000 ms, 500 ms while it holds a decision). At its first look at a turn it charges
-// what the turn may have run since its start (Channel::check_turn). Time an instance spends
+// the thread's CPU time since its look before (Channel::check_turn). Time an instance spends
 // waiting for input costs nothing: it is measured on the thread's own CPU clock
 // (pthread_getcpuclockid), not on the wall clock.
 //
