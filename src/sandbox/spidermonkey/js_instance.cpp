@@ -34,6 +34,7 @@
 #include "protocol/limits.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/net_chunk.hpp"
+#include "sandbox/prelude_marks.hpp"
 #include "sandbox/spidermonkey/bundle_code.hpp"
 #include "sandbox/spidermonkey/compat.hpp"
 #include "sandbox/spidermonkey/context.hpp"
@@ -388,18 +389,6 @@ ProgramEnd prelude_failed(JsInstance& in) {
   if (in.channel.stop_cause() != StopCause::none) return failed(in);
   return crash("its instance could not start: the prelude failed: " +
                describe_pending(in.cx, true));
-}
-
-// Whether a line may be one of the prelude's own: an answer to one of its requests (their ids
-// all begin with "escouade-"), or a net/*, ws/*, proc/* or timer/fired notification. Its
-// filters (prelude/beginning.js, ownInputs) each look for their marks in the line, seven scans
-// of every line in all; a line without any mark goes to the bundle without them.
-bool may_be_the_preludes(std::string_view line) {
-  static constexpr std::string_view kMarks[] = {"escouade-", "\"net/", "\"ws/", "\"proc/",
-                                                "\"timer/fired\""};
-  for (const std::string_view mark : kMarks)
-    if (line.find(mark) != std::string_view::npos) return true;
-  return false;
 }
 
 // feed(line, mayBeOwn): `line` a string, or null at the end of its input.

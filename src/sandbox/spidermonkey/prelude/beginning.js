@@ -57,9 +57,9 @@
   let inputEnded = false;
   // Each part that waits for input of its own (the timers, the network) adds what keeps the
   // instance reading, and its reading of a line: true when the line was the part's own. A line
-  // reaches them only when it holds one of the marks js_instance.cpp looks for
-  // (may_be_the_preludes: an id beginning with "escouade-", a net/, ws/, proc/ or timer/fired
-  // method): a part whose lines carry another mark must add it there.
+  // reaches them only when it holds one of the marks the helper looks for
+  // (sandbox/prelude_marks.hpp: an id beginning with "escouade-", a net/, ws/, proc/ or
+  // timer/fired method): a part whose lines carry another mark must add it there.
   const keepers = [];
   const ownInputs = [];
   const keptAlive = () => keepers.some((f) => f());

@@ -19,7 +19,7 @@
   globalThis._importMeta_ = { url: host.url };
 
   // `mayBeOwn` false: the helper found none of the marks the prelude's own lines carry in it
-  // (js_instance.cpp, may_be_the_preludes), and its filters need not look.
+  // (sandbox/prelude_marks.hpp), and its filters need not look.
   const feed = (line, mayBeOwn) => {
     if (line === null) {
       if (inputEnded) return;
