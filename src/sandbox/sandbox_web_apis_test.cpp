@@ -45,6 +45,13 @@ class SandboxWebApis : public Sandbox {
   int next_id_ = 1;
 };
 
+// node:readline as Node cuts lines: across chunks, "\r\n", an empty line; a listener added while
+// a line is handed out hears the lines after it only.
+TEST_F(SandboxWebApis, ReadlineCutsLinesAsNodeDoes) {
+  EXPECT_EQ(result("test/lines"),
+            json::parse(R"({"got":["a","b","cd","e","f",""],"added":["cd","e","f",""]})"));
+}
+
 // The spec's own line: readFileSync(new URL('../rules.json', globalThis._importMeta_.url)).
 TEST_F(SandboxWebApis, TheSpecsReadFileSyncOfANewUrlReadsARootFile) {
   EXPECT_EQ(result("test/rules"), json::parse(R"({"words":["deploy","rollback"]})"));

@@ -44,7 +44,10 @@
     emit(name, ...args) {
       const list = this._listeners.get(name);
       if (!list || list.length === 0) return false;
-      for (const f of [...list]) f.apply(this, args);
+      // The listeners as they were when it began: one is called as it is, more from a copy
+      // (a listener may add or take one off meanwhile).
+      if (list.length === 1) list[0].apply(this, args);
+      else for (const f of list.slice()) f.apply(this, args);
       return true;
     }
     listenerCount(name) { const l = this._listeners.get(name); return l ? l.length : 0; }
@@ -158,6 +161,15 @@
       else queue.push(line);
     };
     const onData = (chunk) => {
+      // A chunk is most often one whole line (the helper gives each line of input as one):
+      // delivered without joining it to what is pending and cutting it out again.
+      if (pending === '' && !closed && typeof chunk === 'string') {
+        const end = chunk.indexOf('\n');
+        if (end === chunk.length - 1) {
+          deliver(chunk.slice(0, end > 0 && chunk.charCodeAt(end - 1) === 13 ? end - 1 : end));
+          return;
+        }
+      }
       pending += chunk;
       let i;
       while (!closed && (i = pending.indexOf('\n')) >= 0) {
