@@ -52,6 +52,12 @@ TEST_F(SandboxWebApis, ReadlineCutsLinesAsNodeDoes) {
             json::parse(R"({"got":["a","b","cd","e","f",""],"added":["cd","e","f",""]})"));
 }
 
+// No stack is captured for each promise (context.cpp): an error made after an await has its own
+// frames, and none of the async calls that led there.
+TEST_F(SandboxWebApis, AnErrorAfterAnAwaitHasItsOwnFramesOnly) {
+  EXPECT_EQ(result("test/stacks"), json::parse(R"({"ownFrame":true,"asyncFrames":false})"));
+}
+
 // The spec's own line: readFileSync(new URL('../rules.json', globalThis._importMeta_.url)).
 TEST_F(SandboxWebApis, TheSpecsReadFileSyncOfANewUrlReadsARootFile) {
   EXPECT_EQ(result("test/rules"), json::parse(R"({"words":["deploy","rollback"]})"));
