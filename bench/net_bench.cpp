@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   int rounds = 5, iterations = 200;
-  std::string only;  // --only client|direct_kept: that fetch alone, for a profiler
+  std::string only;  // --only client|direct_kept|host: that fetch alone, for a profiler
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
@@ -226,6 +226,8 @@ int main(int argc, char** argv) {
       auto a = Wall::now();
       if (only == "client")
         lab.client_fetch(hello);
+      else if (only == "host")
+        lab.call("test/fetch", hello);
       else
         kept.get("/hello");
       took.push_back(std::chrono::duration<double, std::micro>(Wall::now() - a).count());
