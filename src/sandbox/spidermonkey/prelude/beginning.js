@@ -68,8 +68,15 @@
   const keptAlive = () => keepers.some((f) => f());
   const ownInput = (line) => ownInputs.some((f) => f(line));
   const stdin = new Emitter();
-  const updateInput = () =>
-    wantInput(!inputEnded && (stdin.listenerCount('data') > 0 || keptAlive()));
+  // The instance is told only when it changes (a fetch asked it four times a turn, each a call
+  // out of the engine).
+  let wanted = null;
+  const updateInput = () => {
+    const want = !inputEnded && (stdin.listenerCount('data') > 0 || keptAlive());
+    if (want === wanted) return;
+    wanted = want;
+    wantInput(want);
+  };
   Object.defineProperty(stdin, '_changed', { value: updateInput });
   Object.assign(stdin, {
     fd: 0, isTTY: false, readable: true,

@@ -27,7 +27,7 @@
       stdin.readable = false;
       stdin.emit('end');
       stdin.emit('close');
-      wantInput(false);
+      updateInput();
       return;
     }
     if (mayBeOwn !== false && ownInput(line)) return;

@@ -162,7 +162,10 @@
       return name.toLowerCase();
     }
     static value_(v) {
-      const value = String(v).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+      const s = String(v);
+      // Trimmed only when it has something to trim at either end (most values have not).
+      const value = s.length > 0 && (s.charCodeAt(0) <= 32 || s.charCodeAt(s.length - 1) <= 32)
+                    ? s.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '') : s;
       if (/[\r\n\0]/.test(value)) throw new TypeError('a header value holds no line break');
       return value;
     }
@@ -393,10 +396,12 @@
     const signal = req.signal;
     if (signal && signal.aborted) { reject(signal.reason); return; }
     const params = { url: req.url, method: req.method, headers: {} };
-    for (const [k, v] of req.headers) params.headers[k] = v;
+    const headers = req.headers[mapOf];
+    if (headers.size > 0)
+      for (const k of [...headers.keys()].sort()) params.headers[k] = headers.get(k);
     if (typeof req._body === 'string') params.body = req._body;
     else if (req._body !== null) params.bodyBase64 = toBase64(req._body);
-    if ((req.headers.get('accept') || '').includes('text/event-stream')) params.sse = true;
+    if ((headers.get('accept') || '').includes('text/event-stream')) params.sse = true;
     let source = null, settled = false;
     const onAbort = () => {
       // Still waiting for a stream of its own: it gives up its place.
