@@ -160,6 +160,8 @@ TEST_F(Sandbox, ConsoleOfARunningPluginLandsOnItsErrorLines) {
   EXPECT_TRUE(err_has(R"(to the journal {"n":1})"));
   EXPECT_TRUE(err_has("an error line"));
   EXPECT_TRUE(err_has("a partial stderr line"));
+  // Every byte of the text is written: a NUL does not end it.
+  EXPECT_TRUE(err_has(std::string_view("a NUL \0 and what follows it", 27)));
   for (const auto& l : out_)
     EXPECT_EQ(l.find("journal"), std::string::npos) << l;
 }

@@ -20,6 +20,7 @@
 #include <js/RealmOptions.h>
 #include <js/SourceText.h>
 #include <js/Stack.h>
+#include <js/String.h>
 #include <js/experimental/TypedData.h>
 #include <jsapi.h>
 #include <jsfriendapi.h>
@@ -70,6 +71,7 @@ struct JsInstance {
   JS::PersistentRootedValue feed;       // the prelude's function of a line of input
   JS::PersistentRootedValue chunk;      // its function of a net/chunk's bytes (feed.chunk)
   std::string chunk_bytes;              // the bytes of the last net/chunk read (reused)
+  std::string written;                  // the UTF-8 of the last text written that needed it
   JS::PersistentRootedObject readline;  // the synthetic modules, made at their first import
   JS::PersistentRootedObject fs;
   std::list<JS::PersistentRootedObject> unhandled;  // rejected promises with no handler yet
@@ -93,20 +95,45 @@ JsInstance& instance_of(JSContext* cx) {
 
 // --- natives of the prelude's host object
 
+// host.write(fd, s): the text's UTF-8, every byte of it (a NUL too), to stdout or stderr. Text
+// of ASCII alone is written from the engine's own characters, copied nowhere; anything else is
+// encoded as TextEncoder does (a lone surrogate as U+FFFD) into a buffer kept for the next.
 bool native_write(JSContext* cx, unsigned argc, JS::Value* vp) {
   JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
   int32_t fd = 0;
   if (!JS::ToInt32(cx, args.get(0), &fd)) return false;
   JS::RootedString s(cx, JS::ToString(cx, args.get(1)));
   if (!s) return false;
-  JS::UniqueChars chars = JS_EncodeStringToUTF8(cx, s);
-  if (!chars) return false;
+  JSLinearString* text = JS_EnsureLinearString(cx, s);
+  if (!text) return false;
   JsInstance& in = instance_of(cx);
-  if (fd == 1)
-    in.channel.write_out(chars.get());
-  else
-    in.channel.write_err(chars.get());
+  const auto put = [&](std::string_view bytes) {
+    if (fd == 1)
+      in.channel.write_out(bytes);
+    else
+      in.channel.write_err(bytes);
+  };
   args.rval().setUndefined();
+  {
+    // Nothing below can collect (no allocation of the engine's): the characters stay put.
+    JS::AutoCheckCannotGC nogc;
+    if (JS::LinearStringHasLatin1Chars(text)) {
+      const std::size_t n = JS::GetLinearStringLength(text);
+      const auto* chars = reinterpret_cast<const char*>(JS::GetLatin1LinearStringChars(nogc, text));
+      unsigned char high = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        high |= static_cast<unsigned char>(chars[i]);
+      if (high < 0x80) {
+        put(std::string_view(chars, n));
+        return true;
+      }
+    }
+    in.written.resize(JS::GetDeflatedUTF8StringLength(text));
+    JS::DeflateStringToUTF8Buffer(text, mozilla::Span<char>(in.written.data(), in.written.size()));
+  }
+  put(in.written);
+  // Its capacity is kept for the next text, unless a large one made it large.
+  if (in.written.capacity() > 1024 * 1024) std::string().swap(in.written);
   return true;
 }
 
