@@ -219,6 +219,29 @@ StreamHandlers record(Received& r) {
                         [&r](std::optional<std::string> why) { r.end = std::move(why); }};
 }
 
+// A small answer comes whole with its head: the head, the body and the end are handed on in
+// the same turn of the loop, so that whoever forwards them (the host to a sandboxed plugin)
+// writes them at once.
+TEST_F(NetClient, ASmallAnswersHeadBodyAndEndAreHandedOnTogether) {
+  auto target = policy::judge_url(grant_, "https://chat.example.com/hello", policy::UrlUse::fetch);
+  ASSERT_TRUE(target);
+  int turn = 0, head_turn = -1, body_turn = -1, end_turn = -1;
+  std::string body;
+  auto s = client_->stream(nullptr, *target, {}, StreamLimits{}, {},
+                           StreamHandlers{[&](Result<Head>) { head_turn = turn; },
+                                          [&](std::string_view piece) {
+                                            body += piece;
+                                            body_turn = turn;
+                                          },
+                                          [&](std::optional<std::string>) { end_turn = turn; }});
+  for (; end_turn < 0 && turn < 10000; ++turn)
+    io_.run_one_for(100ms);
+  EXPECT_EQ(body, "hello from chat.example.com");
+  EXPECT_GE(head_turn, 0);
+  EXPECT_EQ(body_turn, head_turn);
+  EXPECT_EQ(end_turn, head_turn);
+}
+
 TEST_F(NetClient, AStreamReadsNoMoreThanItsWindowUntilCredited) {
   auto target = policy::judge_url(grant_, "https://chat.example.com/stream?bytes=1048576",
                                   policy::UrlUse::fetch);

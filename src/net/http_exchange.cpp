@@ -273,8 +273,38 @@ class StreamJob final : public HttpJob, public StreamExchange {
       co_return fail(failed("the headers of the answer of " + target_.host + " pass " +
                             bytes_text(kHeaderLimit)));
     if (ec) co_return fail(failed(broke("the answer of " + target_.host + " broke", ec)));
-    handlers_.head(head_of(parser.get().base()));
+    Head head = head_of(parser.get().base());
+    // What the buffer holds of the body already (a small answer often comes whole with its head,
+    // in one TLS record) is parsed before the head is handed on: the head, that piece and, when
+    // it was all, the end go out together. To a sandboxed plugin they were two writes, the head
+    // alone first, its helper often woken for each (issue 32).
+    std::size_t early = 0;
+    error_code early_ec;
+    if (!parser.is_done() && buffer_.size() > 0) {
+      const std::size_t room =
+          static_cast<std::size_t>(std::min<std::uint64_t>(limits_.window, piece_.size()));
+      parser.get().body().data = piece_.data();
+      parser.get().body().size = room;
+      // All of it at once, chunks included. Only here: a read of Beast's that parses eagerly
+      // waits on the socket for the next chunk's header with a piece already parsed (an event
+      // stream's first event never came).
+      parser.eager(true);
+      buffer_.consume(parser.put(buffer_.data(), early_ec));
+      parser.eager(false);
+      if (early_ec == http::error::need_more || early_ec == http::error::need_buffer) early_ec = {};
+      early = room - parser.get().body().size;
+    }
+    handlers_.head(std::move(head));
     if (cancelled_) co_return;
+    if (early > 0) {
+      outstanding_ += early;
+      handlers_.piece(std::string_view(piece_.data(), early));
+      if (cancelled_) co_return;
+    }
+    if (early_ec) {
+      close();
+      co_return handlers_.end(broke("the stream of " + target_.host + " broke", early_ec));
+    }
     // Beast reads as much as its buffer has room for (512 bytes at least): without room made,
     // every read of the body was one of 512 bytes, a net/chunk each (issue 32: 65536 pieces for
     // 32 MiB). With it, a read takes what TLS gives at once (a record, 16 KiB).
