@@ -295,16 +295,8 @@ class StreamJob final : public HttpJob, public StreamExchange {
       early = room - parser.get().body().size;
     }
     handlers_.head(std::move(head));
-    if (cancelled_) co_return;
-    if (early > 0) {
-      outstanding_ += early;
-      handlers_.piece(std::string_view(piece_.data(), early));
-      if (cancelled_) co_return;
-    }
-    if (early_ec) {
-      close();
-      co_return handlers_.end(broke("the stream of " + target_.host + " broke", early_ec));
-    }
+    if (cancelled_ || !hand_on(early)) co_return;
+    if (early_ec) co_return broke_off(early_ec);
     // Beast reads as much as its buffer has room for (512 bytes at least): without room made,
     // every read of the body was one of 512 bytes, a net/chunk each (issue 32: 65536 pieces for
     // 32 MiB). With it, a read takes what TLS gives at once (a record, 16 KiB).
@@ -328,19 +320,25 @@ class StreamJob final : public HttpJob, public StreamExchange {
       if (cancelled_) co_return;
       disarm();
       if (ec == http::error::need_buffer) ec = {};
-      const std::size_t got = room - parser.get().body().size;
-      if (got > 0) {
-        outstanding_ += got;
-        handlers_.piece(std::string_view(piece_.data(), got));
-        if (cancelled_) co_return;
-      }
-      if (ec) {
-        close();
-        co_return handlers_.end(broke("the stream of " + target_.host + " broke", ec));
-      }
+      if (!hand_on(room - parser.get().body().size)) co_return;
+      if (ec) co_return broke_off(ec);
     }
     keep_or_close(keep_for(parser));
     handlers_.end(std::nullopt);
+  }
+
+  // Hands on the first `got` bytes of the piece: false when that cancelled the stream.
+  bool hand_on(std::size_t got) {
+    if (got == 0) return true;
+    outstanding_ += got;
+    handlers_.piece(std::string_view(piece_.data(), got));
+    return !cancelled_;
+  }
+
+  // The stream ends broken: its connection closes, its end says why.
+  void broke_off(const error_code& ec) {
+    close();
+    handlers_.end(broke("the stream of " + target_.host + " broke", ec));
   }
 
   StreamLimits limits_;
