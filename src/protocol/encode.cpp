@@ -27,6 +27,9 @@ std::optional<Error> line_problem(std::string_view out) {
 
 namespace {
 
+// Past this, a result given as text is written straight into a line of its own size.
+constexpr std::size_t kLongResult = 16 * 1024;
+
 Result<std::string> finish_line(std::string out) {
   if (auto problem = line_problem(out)) return *problem;
   out += '\n';
@@ -107,6 +110,15 @@ void append_message(std::string& out, const Message& m) {
 }
 
 Result<std::string> encode(const Message& message) {
+  // A result that came as text is copied once, into a line of its size: a long one (a file of
+  // 256 KiB) grew the thread's buffer by doubling, each step a fresh allocation, then was copied
+  // again.
+  if (message.kind == MessageKind::response && message.result_text.size() > kLongResult) {
+    std::string out;
+    out.reserve(message.result_text.size() + 64);
+    append_message(out, message);
+    return finish_line(std::move(out));
+  }
   return line_of([&](std::string& out) { append_message(out, message); });
 }
 
@@ -131,6 +143,23 @@ Result<std::string> encode_batch(std::span<const Message> messages) {
   }
   out += ']';
   return finish_line(std::move(out));
+}
+
+std::optional<std::string> take_long_answer_line(Message& answer) {
+  if (answer.kind != MessageKind::response || answer.result_text.size() <= kLongResult)
+    return std::nullopt;
+  std::string head = R"({"jsonrpc":"2.0","id":)";
+  write_json(head, answer.id);
+  head += R"(,"result":)";
+  // Checked apart, as encode() checks the whole line: both parts end on ASCII, so neither can
+  // complete a UTF-8 sequence the other began.
+  if (line_problem(head) || line_problem(answer.result_text)) return std::nullopt;
+  std::string line = std::move(answer.result_text);
+  answer.result_text.clear();
+  line.reserve(head.size() + line.size() + 2);
+  line.insert(0, head);
+  line += "}\n";
+  return line;
 }
 
 Result<std::optional<std::string>> encode_answer(bool batch, std::span<const Message> answers) {

@@ -31,6 +31,13 @@ Result<std::string> encode_notification(std::string_view method, const boost::js
 // JSON-RPC 2.0 sends nothing at all when a batch has no answer.
 Result<std::string> encode_batch(std::span<const Message> messages);
 
+// The line of a single answer whose result came as long text (a file's, past 16 KiB), made in
+// that text's own buffer: what precedes the result is put in front of it and the rest after,
+// so a result of 256 KiB is neither copied into a new line nor its pages touched afresh.
+// `answer` then holds no result. Nothing, and `answer` untouched, for any other message or when
+// encode() would fail (a raw line break, text that is not UTF-8): encode() then says why.
+std::optional<std::string> take_long_answer_line(Message& answer);
+
 // The line that answers a line, by JSON-RPC 2.0's rules: nothing when it called for no answer
 // (only notifications, or only answers), an array when it was a batch (even of one answer),
 // a single message otherwise.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,68 @@ TEST(Encode, InvalidUtf8IsRefused) {
   EXPECT_FALSE(encode(Message::request(1, "bad\xFF")));
   EXPECT_FALSE(encode(Message::error_response(1, 1, "\xED\xA0\x80")));  // a surrogate
   EXPECT_FALSE(encode(Message::response(json::value("\x80"), 1)));
+}
+
+// A result given as text past 16 KiB (a file's, 256 KiB) is written straight into a line of its
+// size: the same line as a short one's, with the same checks.
+TEST(Encode, ALongResultGivenAsTextIsTheSameLineWithTheSameChecks) {
+  std::string text = "\"";
+  while (text.size() < 256 * 1024)
+    text += "line of a file\\n with a \\\"quote\\\" ";
+  text += '"';
+  for (const auto& id : {json::value(7), json::value("a-string-id")}) {
+    auto line = encode(Message::response_text(id, text));
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line,
+              R"({"jsonrpc":"2.0","id":)" + json::serialize(id) + R"(,"result":)" + text + "}\n");
+    EXPECT_LT(line->capacity(), line->size() + 1024);  // made at its size, not by doubling
+    Decoder d;
+    const auto p = d.decode(std::string_view(*line).substr(0, line->size() - 1));
+    ASSERT_EQ(p.entries.size(), 1u);
+    ASSERT_TRUE(std::holds_alternative<Message>(p.entries[0]));
+    EXPECT_EQ(std::get<Message>(p.entries[0]).result, json::parse(text));
+  }
+  // What a short line may not hold, a long one may not either.
+  auto broken = encode(Message::response_text(1, "\"" + std::string(20000, 'a') + "\n\""));
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("line break"), std::string::npos);
+  auto bad = encode(Message::response_text(1, "\"" + std::string(20000, 'a') + "\xC3\""));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("UTF-8"), std::string::npos);
+}
+
+// A single long answer's line is made in its result's own buffer: the line encode() makes.
+TEST(Encode, ALongAnswerIsMadeInItsOwnBufferAsEncodeMakesIt) {
+  std::string text = "\"";
+  while (text.size() < 64 * 1024)
+    text += "text\\t of\\n a file ";
+  text += '"';
+  for (const auto& id : {json::value(12), json::value("r-7")}) {
+    Message answer = Message::response_text(id, text);
+    answer.result_text.reserve(text.size() + 256);
+    const char* buffer = answer.result_text.data();
+    const auto expected = encode(answer);
+    ASSERT_TRUE(expected);
+    auto line = take_long_answer_line(answer);
+    ASSERT_TRUE(line);
+    EXPECT_EQ(*line, *expected);
+    EXPECT_EQ(line->data(), buffer);  // no new buffer: the envelope went in front of the text
+  }
+  // Not for a short result, an error, a request, nor one encode() refuses: those stay whole.
+  Message short_one = Message::response_text(1, R"("short")");
+  EXPECT_FALSE(take_long_answer_line(short_one));
+  EXPECT_EQ(short_one.result_text, R"("short")");
+  Message request = Message::request(1, "fs/read", json::object{{"path", std::string(20000, 'a')}});
+  EXPECT_FALSE(take_long_answer_line(request));
+  Message error = Message::error_response(1, -32000, std::string(20000, 'e'));
+  EXPECT_FALSE(take_long_answer_line(error));
+  for (const char* bad : {"\n", "\xC3", "\r"}) {
+    const std::string result = "\"" + std::string(20000, 'a') + bad + "\"";
+    Message refused = Message::response_text(1, result);
+    EXPECT_FALSE(take_long_answer_line(refused));
+    EXPECT_EQ(refused.result_text, result);
+    EXPECT_FALSE(encode(refused));
+  }
 }
 
 TEST(Encode, NotificationWithoutCopyingItsParams) {

@@ -56,14 +56,24 @@ class Reply<void> {
   std::string method_;
 };
 
+// The room to give Reply::result for a result holding `bytes` of text: JSON's escapes (a line
+// break is two bytes) take a few percent more, its members a few dozen bytes, and the answer's
+// envelope, which a long result gets in front of it in the same buffer
+// (proto::take_long_answer_line), a few dozen more.
+constexpr std::size_t room_for_text(std::size_t bytes) noexcept {
+  return bytes + bytes / 8 + 256;
+}
+
 template <class M>
 class Reply {
  public:
   explicit Reply(Reply<> reply) : reply_(std::move(reply)) {}
 
-  void result(const typename M::Result& value) {
+  // `room`: the bytes its JSON is expected to take, when a result may be long (a file's text),
+  // so that it is written into one allocation instead of growing by doubling through several.
+  void result(const typename M::Result& value, std::size_t room = 64) {
     std::string json;
-    json.reserve(64);
+    json.reserve(room);
     using proto::write_json;  // and, by ADL, that of M's own namespace
     write_json(json, value);
     reply_.result_text(std::move(json));

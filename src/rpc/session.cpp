@@ -51,6 +51,12 @@ struct SessionCore {
 
   void send_answers(std::vector<Message>& answers, bool batch) {
     if (closed || answers.empty()) return;
+    if (!batch && answers.size() == 1) {
+      if (auto line = proto::take_long_answer_line(answers.front())) {
+        send(std::move(*line));
+        return;
+      }
+    }
     auto line = proto::encode_answer(batch, answers);
     if (!line) {
       // An answer holds text that is not UTF-8: each such answer becomes internal.

@@ -50,7 +50,7 @@ void serve_files(rpc::Session& session, const FilesContext& ctx,
               }
               plugin->journal->debug("files/read " + quote_name(path) + ": " +
                                      std::to_string(text->size()) + " bytes");
-              reply.result(*text);
+              reply.result(*text, rpc::room_for_text(text->size()));
             });
       });
 }

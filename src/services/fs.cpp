@@ -205,7 +205,8 @@ void serve_fs(rpc::Session& session, const FsContext& ctx, std::shared_ptr<Serve
             result.text = std::move(read.bytes);
           else
             result.data_base64 = base64_encode(read.bytes);
-          out.result(result);
+          out.result(result, rpc::room_for_text(result.text ? result.text->size()
+                                                            : result.data_base64->size()));
         });
   });
 

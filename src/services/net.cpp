@@ -94,7 +94,8 @@ class RunNet {
             result.body = std::move(r->body);
           else
             result.body_base64 = base64_encode(r->body);
-          held->result(result);
+          held->result(result, rpc::room_for_text(result.body ? result.body->size()
+                                                              : result.body_base64->size()));
         }));
   }
 
