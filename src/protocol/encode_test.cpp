@@ -64,13 +64,18 @@ TEST(Encode, InvalidUtf8IsRefused) {
   EXPECT_FALSE(encode(Message::response(json::value("\x80"), 1)));
 }
 
+// A JSON string of at least `bytes`, with the escapes a source file has.
+std::string long_json_text(std::size_t bytes) {
+  std::string text = "\"";
+  while (text.size() < bytes)
+    text += "line\\t of a file\\n with a \\\"quote\\\" ";
+  return text + '"';
+}
+
 // A result given as text past 16 KiB (a file's, 256 KiB) is written straight into a line of its
 // size: the same line as a short one's, with the same checks.
 TEST(Encode, ALongResultGivenAsTextIsTheSameLineWithTheSameChecks) {
-  std::string text = "\"";
-  while (text.size() < 256 * 1024)
-    text += "line of a file\\n with a \\\"quote\\\" ";
-  text += '"';
+  const std::string text = long_json_text(256 * 1024);
   for (const auto& id : {json::value(7), json::value("a-string-id")}) {
     auto line = encode(Message::response_text(id, text));
     ASSERT_TRUE(line);
@@ -94,10 +99,7 @@ TEST(Encode, ALongResultGivenAsTextIsTheSameLineWithTheSameChecks) {
 
 // A single long answer's line is made in its result's own buffer: the line encode() makes.
 TEST(Encode, ALongAnswerIsMadeInItsOwnBufferAsEncodeMakesIt) {
-  std::string text = "\"";
-  while (text.size() < 64 * 1024)
-    text += "text\\t of\\n a file ";
-  text += '"';
+  const std::string text = long_json_text(64 * 1024);
   for (const auto& id : {json::value(12), json::value("r-7")}) {
     Message answer = Message::response_text(id, text);
     answer.result_text.reserve(text.size() + 256);
