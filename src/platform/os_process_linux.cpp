@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -92,8 +91,6 @@ std::vector<ProcEntry> read_process_table() {
   while (const dirent* d = ::readdir(proc)) {
     ProcEntry e;
     if (!parse_int(d->d_name, e.pid) || e.pid <= 0 || !read_entry(proc_fd, e)) continue;
-    struct stat st {};
-    if (::fstatat(proc_fd, d->d_name, &st, 0) == 0) e.uid = st.st_uid;
     table.push_back(e);
   }
   ::closedir(proc);
@@ -152,12 +149,7 @@ std::optional<std::vector<ProcEntry>> children_of(int pid) {
 }
 
 std::optional<std::vector<ProcEntry>> own_children() {
-  auto children = children_of(::getpid());
-  if (children) {
-    for (ProcEntry& e : *children)
-      e.uid = ::getuid();
-  }
-  return children;
+  return children_of(::getpid());
 }
 
 std::uint64_t resident_bytes(int pid) {

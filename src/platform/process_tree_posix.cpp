@@ -117,6 +117,7 @@ void end_trees(const std::vector<int>& given, bool leaders_alive) {
   for (int g : groups)
     ::kill(-g, SIGSTOP);
   std::unordered_set<int> signaled;
+  std::unordered_set<int> dead;  // found as zombies: never signaled
   std::vector<int> order;
   // The deadline is for a process that cannot stop (in uninterruptible sleep): it is killed
   // anyway, and SIGKILL, being fatal, does cancel a fork under way. It runs from the last
@@ -134,9 +135,21 @@ void end_trees(const std::vector<int>& given, bool leaders_alive) {
     for (const ProcEntry& e : table) {
       if (groups.count(e.pgid)) roots.push_back(e.pid);
     }
+    // A process found ended (a zombie) is noted, never signaled: it forks no more, and the
+    // children it had are in this scan or go to a subreaper. It is no growth: a tree whose leader
+    // has exited, alone, is confirmed by the next scan (two in all, not three). Nor is it
+    // signaled later: once reaped, its pid could be another's.
+    std::unordered_set<int> zombies;
+    for (const ProcEntry& e : table) {
+      if (e.zombie) zombies.insert(e.pid);
+    }
     bool grew = false;
     for (int pid : descendants(roots, table)) {
       if (!may_signal(pid) || !signaled.insert(pid).second) continue;
+      if (zombies.count(pid)) {
+        dead.insert(pid);
+        continue;
+      }
       ::kill(pid, SIGSTOP);
       order.push_back(pid);
       grew = true;
@@ -150,7 +163,7 @@ void end_trees(const std::vector<int>& given, bool leaders_alive) {
     std::size_t stopped = 0;
     bool all_stopped = true;
     for (const ProcEntry& e : table) {
-      if (!signaled.count(e.pid)) continue;
+      if (!signaled.count(e.pid) || dead.count(e.pid)) continue;
       if (e.stopped || e.zombie) {
         ++stopped;
       } else {

@@ -120,6 +120,33 @@ TEST_F(ProcessTreeTest, KillTreeEndsAForkStorm) {
   expect_forking_tree_ends("0");
 }
 
+// The leader has exited (not reaped yet, as the host keeps it until its tree is ended) and its
+// group forks on: the freeze notes the ended leader without signaling it and still stops and
+// ends every process of the group, none escaping.
+TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
+  Spawned leader = start_fixture({"leave-forker", "0"});
+  ASSERT_GT(leader.pid, 0);
+  LineReader out(leader.stdout_fd);
+  ASSERT_EQ(out.next(), "forking");
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(leader.pid), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  ASSERT_TRUE(eventually([&] { return testing::tagged_processes(tag_).size() >= 10; }));
+
+  kill_tree(leader.pid);
+
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
+    std::string text;
+    for (int pid : testing::tagged_processes(tag_)) {
+      text += "\n  escaped: " + testing::describe_process(pid);
+    }
+    return text;
+  }();
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0);
+}
+
 TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
   Spawned first = start_fixture({"tree"});
   Spawned second = start_fixture({"forker"});

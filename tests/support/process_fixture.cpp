@@ -174,7 +174,7 @@ int detached() {
 // never the same twice and a single scan of it always misses the newest. At most kLive at once,
 // kForks in all, and none past the safety deadline. `pause_us`: the pause of each process
 // between two rounds (500 by default; 0 for a storm).
-int forker(int pause_us) {
+int forker(int pause_us, bool keep_group = false) {
   constexpr int kLive = 50;
   constexpr int kForks = 200000;
   struct Shared {
@@ -199,7 +199,8 @@ int forker(int pause_us) {
       if (pid == 0) {
         leader = false;
         rounds = 0;
-        if (::getpid() % 5 == 0) ::setsid();  // out of the leader's group: only pids find it
+        // Out of the leader's group: only pids find it.
+        if (!keep_group && ::getpid() % 5 == 0) ::setsid();
         continue;
       }
       if (pid < 0) shared->live.fetch_sub(1);
@@ -242,6 +243,15 @@ int orphan_exit() {
   return 0;
 }
 
+// The leader starts a forker that stays in its group, and exits at once: a group that goes on
+// forking behind a leader that ended.
+int leave_forker(int pause_us) {
+  const pid_t child = ::fork();
+  if (child < 0) return 1;
+  if (child == 0) ::_exit(forker(pause_us, true));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -257,6 +267,7 @@ int main(int argc, char** argv) {
   if (mode == "forker") return forker(argc > 2 ? std::atoi(argv[2]) : 500);
   if (mode == "alloc") return alloc(argc > 2 ? std::atoi(argv[2]) : 100);
   if (mode == "orphan-exit") return orphan_exit();
+  if (mode == "leave-forker") return leave_forker(argc > 2 ? std::atoi(argv[2]) : 500);
   if (mode == "sleep") linger();
   std::fprintf(stderr, "process_fixture: unknown mode '%s'\n", mode.c_str());
   return 2;
