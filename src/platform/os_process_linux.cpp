@@ -71,12 +71,13 @@ bool parse_stat(std::string_view line, ProcEntry& e) {
   return true;
 }
 
-// Fills `e` (whose pid is set) from /proc/<pid>/stat, read relative to `proc_fd` (/proc).
+// Fills `e` (whose pid is set) from /proc/<pid>/stat, read relative to `proc_fd` (/proc), or at
+// `prefix` ("/proc/") with AT_FDCWD.
 // False when the process is gone or its line does not parse.
-bool read_entry(int proc_fd, ProcEntry& e) {
+bool read_entry(int proc_fd, ProcEntry& e, const char* prefix = "") {
   char path[64];
   char line[1024];
-  std::snprintf(path, sizeof path, "%d/stat", e.pid);
+  std::snprintf(path, sizeof path, "%s%d/stat", prefix, e.pid);
   const ssize_t n = read_small(proc_fd, path, line, sizeof line);
   return n > 0 && parse_stat(std::string_view(line, static_cast<std::size_t>(n)), e);
 }
@@ -95,6 +96,31 @@ std::vector<ProcEntry> read_process_table() {
   }
   ::closedir(proc);
   return table;
+}
+
+std::optional<ProcEntry> read_process(int pid) {
+  if (pid <= 0) return std::nullopt;
+  ProcEntry e;
+  e.pid = pid;
+  if (!read_entry(AT_FDCWD, e, "/proc/")) return std::nullopt;
+  return e;
+}
+
+std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int>& groups) {
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return std::nullopt;
+  const int proc_fd = ::dirfd(proc);
+  std::vector<ProcEntry> members;
+  while (const dirent* d = ::readdir(proc)) {
+    ProcEntry e;
+    if (!parse_int(d->d_name, e.pid) || e.pid <= 0) continue;
+    const pid_t group = ::getpgid(e.pid);
+    if (group <= 0 || !groups.count(group)) continue;
+    // Its row, read after: it may have left the group meanwhile.
+    if (read_entry(proc_fd, e) && groups.count(e.pgid)) members.push_back(e);
+  }
+  ::closedir(proc);
+  return members;
 }
 
 std::optional<std::vector<ProcEntry>> children_of(int pid) {

@@ -53,6 +53,18 @@ std::vector<ProcEntry> read_process_table() {
   return table;
 }
 
+std::optional<ProcEntry> read_process(int pid) {
+  for (const ProcEntry& e : read_process_table()) {
+    if (e.pid == pid) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int>& groups) {
+  (void)groups;
+  return std::nullopt;  // the table is one sysctl: it is read whole
+}
+
 std::optional<std::vector<ProcEntry>> children_of(int pid) {
   (void)pid;
   return std::nullopt;  // no such list: the table is scanned

@@ -166,6 +166,43 @@ TEST_F(Spawn, OwnChildrenAreTheTablesChildrenOfThisProcess) {
   ASSERT_TRUE(wait_exit(running));
 }
 
+// What the freeze of kill_tree reads instead of the whole table: a group's members and single
+// rows, the same as the table's.
+TEST_F(Spawn, AGroupsMembersAndOneRowAreTheTablesOwn) {
+  Spawned first = start_fixture({"sleep"});
+  Spawned second = start_fixture({"orphan-exit"});  // its child lingers in its group
+  LineReader out(second.stdout_fd);
+  const auto said = out.next();
+  ASSERT_TRUE(said && said->starts_with("child ")) << said.value_or("nothing");
+  const int orphan = std::stoi(said->substr(6));
+  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(second.pid); }));
+  const std::unordered_set<int> groups{first.pid, second.pid};
+  const auto members = group_members(groups);
+  ASSERT_TRUE(members) << "Linux lists a group's members without the whole table";
+  std::map<int, std::pair<int, bool>> listed;  // pid -> its group, a zombie
+  for (const ProcEntry& e : *members)
+    listed[e.pid] = {e.pgid, e.zombie};
+  std::map<int, std::pair<int, bool>> scanned;
+  for (const ProcEntry& e : read_process_table())
+    if (groups.count(e.pgid)) scanned[e.pid] = {e.pgid, e.zombie};
+  EXPECT_EQ(listed, scanned);
+  EXPECT_EQ(listed[first.pid], std::make_pair(first.pid, false));
+  EXPECT_EQ(listed[second.pid], std::make_pair(second.pid, true)) << "an ended leader, a zombie";
+  EXPECT_EQ(listed[orphan], std::make_pair(second.pid, false)) << "its orphan, in its group";
+  EXPECT_TRUE(group_members({}).value().empty());
+
+  const auto row = read_process(first.pid);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->ppid, ::getpid());
+  EXPECT_EQ(row->pgid, first.pid);
+  EXPECT_FALSE(row->zombie || row->stopped);
+  ::kill(orphan, SIGKILL);
+  ::kill(first.pid, SIGKILL);
+  ASSERT_TRUE(wait_exit(first));
+  ASSERT_TRUE(wait_exit(second));
+  EXPECT_EQ(read_process(first.pid), std::nullopt) << "reaped: gone";
+}
+
 TEST_F(Spawn, TryWaitReturnsNothingWhileTheChildRuns) {
   Spawned child = start_fixture({"sleep"});
   EXPECT_EQ(try_wait(child.pid), std::nullopt);

@@ -147,6 +147,31 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
   EXPECT_EQ(status->code, 0);
 }
 
+// The same with a part out of the group: the leader exited, a (in its group, now an orphan)
+// still runs b, which left the group, and b's child c. Only a's row leads to b and c.
+TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsideIt) {
+  Spawned leader = start_fixture({"leave-tree"});
+  ASSERT_GT(leader.pid, 0);
+  auto pids = read_tree(leader);
+  ASSERT_EQ(pids.size(), 4u);
+  ::close(leader.stdin_fd);
+  leader.stdin_fd = -1;
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(leader.pid), &info, WEXITED | WNOWAIT), 0);
+  ASSERT_TRUE(eventually([&] { return testing::is_zombie(leader.pid); }));
+
+  kill_tree(leader.pid);
+
+  for (const auto& [role, pid] : pids) {
+    if (role == "leader") continue;
+    EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
+  }
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0);
+}
+
 TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
   Spawned first = start_fixture({"tree"});
   Spawned second = start_fixture({"forker"});

@@ -159,6 +159,21 @@ int tree() {
   linger();
 }
 
+// tree()'s, whose leader exits at the end of its input: a, in its group, and b and c, out of
+// it, live on behind an ended leader.
+int leave_tree() {
+  say("leader %d", static_cast<int>(::getpid()));
+  if (::fork() == 0) {
+    say("a %d", static_cast<int>(::getpid()));
+    if (::fork() == 0) session_and_child();
+    linger();
+  }
+  char byte;
+  while (::read(0, &byte, 1) > 0) {
+  }
+  return 0;
+}
+
 // leader -> b (setsid) -> c; the leader exits at the end of its input, as plugins do. Were it to
 // exit while the host dies, b would go to init, out of the tree.
 int detached() {
@@ -263,6 +278,7 @@ int main(int argc, char** argv) {
   if (mode == "given") return given();
   if (mode == "orphan") return orphan();
   if (mode == "tree") return tree();
+  if (mode == "leave-tree") return leave_tree();
   if (mode == "detached") return detached();
   if (mode == "forker") return forker(argc > 2 ? std::atoi(argv[2]) : 500);
   if (mode == "alloc") return alloc(argc > 2 ? std::atoi(argv[2]) : 100);
