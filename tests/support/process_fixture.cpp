@@ -148,29 +148,35 @@ int orphan() {
   linger();
 }
 
-// leader -> a -> b (setsid) -> c, each says who it is once in place.
-int tree() {
+// The leader says who it is and starts a, which starts b (setsid) and its child c; each says
+// who it is once in place.
+void start_tree() {
   say("leader %d", static_cast<int>(::getpid()));
   if (::fork() == 0) {
     say("a %d", static_cast<int>(::getpid()));
     if (::fork() == 0) session_and_child();
     linger();
   }
+}
+
+// Returns at the end of this process's input.
+void read_to_the_end() {
+  char byte;
+  while (::read(0, &byte, 1) > 0) {
+  }
+}
+
+// leader -> a -> b (setsid) -> c.
+int tree() {
+  start_tree();
   linger();
 }
 
 // tree()'s, whose leader exits at the end of its input: a, in its group, and b and c, out of
 // it, live on behind an ended leader.
 int leave_tree() {
-  say("leader %d", static_cast<int>(::getpid()));
-  if (::fork() == 0) {
-    say("a %d", static_cast<int>(::getpid()));
-    if (::fork() == 0) session_and_child();
-    linger();
-  }
-  char byte;
-  while (::read(0, &byte, 1) > 0) {
-  }
+  start_tree();
+  read_to_the_end();
   return 0;
 }
 
@@ -179,9 +185,7 @@ int leave_tree() {
 int detached() {
   say("leader %d", static_cast<int>(::getpid()));
   if (::fork() == 0) session_and_child();
-  char byte;
-  while (::read(0, &byte, 1) > 0) {
-  }
+  read_to_the_end();
   return 0;
 }
 
