@@ -27,7 +27,19 @@ using testing::ProcessTest;
 class ProcessTreeTest : public ProcessTest {
  protected:
   void expect_forking_tree_ends(const std::string& pause_us);
+  // None of this test's processes is left running (zombies are not), else each one described.
+  void expect_none_escaped();
 };
+
+void ProcessTreeTest::expect_none_escaped() {
+  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
+    std::string text;
+    for (int pid : testing::tagged_processes(tag_)) {
+      text += "\n  escaped: " + testing::describe_process(pid);
+    }
+    return text;
+  }();
+}
 
 // The fixture's "tree": leader -> a -> b (setsid) -> c. Their pids by role.
 std::map<std::string, int> read_tree(const Spawned& leader) {
@@ -83,7 +95,7 @@ TEST_F(ProcessTreeTest, KillTreeEndsThreeLevelsAndASetsidGrandchild) {
   for (const auto& [role, pid] : pids) {
     EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
   }
-  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+  expect_none_escaped();
 }
 
 // A tree whose processes fork and exit all the time (50 at most at once, each pausing
@@ -102,13 +114,7 @@ void ProcessTreeTest::expect_forking_tree_ends(const std::string& pause_us) {
   EXPECT_EQ(status->signal, SIGKILL);
   // An escaped process would go on forking until its safety deadline: this would not become
   // true.
-  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
-    std::string text;
-    for (int pid : testing::tagged_processes(tag_)) {
-      text += "\n  escaped: " + testing::describe_process(pid);
-    }
-    return text;
-  }();
+  expect_none_escaped();
 }
 
 TEST_F(ProcessTreeTest, KillTreeEndsATreeThatKeepsForking) {
@@ -135,13 +141,7 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
 
   kill_tree(leader.pid);
 
-  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
-    std::string text;
-    for (int pid : testing::tagged_processes(tag_)) {
-      text += "\n  escaped: " + testing::describe_process(pid);
-    }
-    return text;
-  }();
+  expect_none_escaped();
   const auto status = wait_exit(leader);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->code, 0);
@@ -166,7 +166,7 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsid
     if (role == "leader") continue;
     EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
   }
-  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+  expect_none_escaped();
   const auto status = wait_exit(leader);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->code, 0);
@@ -192,7 +192,7 @@ TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
   for (const auto& [role, pid] : pids) {
     EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
   }
-  EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); }));
+  expect_none_escaped();
 }
 
 TEST_F(ProcessTreeTest, KillGroupReachesTheGroupOnly) {
