@@ -107,6 +107,7 @@ std::optional<ProcEntry> read_process(int pid) {
 }
 
 std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int>& groups) {
+  if (groups.empty()) return std::vector<ProcEntry>();
   DIR* proc = ::opendir("/proc");
   if (proc == nullptr) return std::nullopt;
   const int proc_fd = ::dirfd(proc);
