@@ -29,7 +29,25 @@ class ProcessTreeTest : public ProcessTest {
   void expect_forking_tree_ends(const std::string& pause_us);
   // None of this test's processes is left running (zombies are not), else each one described.
   void expect_none_escaped();
+  // Waits until `leader` has exited by itself, without reaping it: a zombie, as the host keeps
+  // a program's leader until its tree is ended.
+  void wait_exited_not_reaped(const Spawned& leader);
+  // Reaps `leader`, which exited with code 0.
+  void expect_reaped_after_exit_0(Spawned& leader);
 };
+
+void ProcessTreeTest::wait_exited_not_reaped(const Spawned& leader) {
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(leader.pid), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_EQ(info.si_code, CLD_EXITED);
+  ASSERT_TRUE(eventually([&] { return testing::is_zombie(leader.pid); }));
+}
+
+void ProcessTreeTest::expect_reaped_after_exit_0(Spawned& leader) {
+  const auto status = wait_exit(leader);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0);
+}
 
 void ProcessTreeTest::expect_none_escaped() {
   EXPECT_TRUE(eventually([&] { return testing::tagged_processes(tag_).empty(); })) << [&] {
@@ -134,17 +152,13 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
   ASSERT_GT(leader.pid, 0);
   LineReader out(leader.stdout_fd);
   ASSERT_EQ(out.next(), "forking");
-  siginfo_t info{};
-  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(leader.pid), &info, WEXITED | WNOWAIT), 0);
-  EXPECT_EQ(info.si_code, CLD_EXITED);
+  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
   ASSERT_TRUE(eventually([&] { return testing::tagged_processes(tag_).size() >= 10; }));
 
   kill_tree(leader.pid);
 
   expect_none_escaped();
-  const auto status = wait_exit(leader);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(status->code, 0);
+  expect_reaped_after_exit_0(leader);
 }
 
 // The same with a part out of the group: the leader exited, a (in its group, now an orphan)
@@ -156,9 +170,7 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsid
   ASSERT_EQ(pids.size(), 4u);
   ::close(leader.stdin_fd);
   leader.stdin_fd = -1;
-  siginfo_t info{};
-  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(leader.pid), &info, WEXITED | WNOWAIT), 0);
-  ASSERT_TRUE(eventually([&] { return testing::is_zombie(leader.pid); }));
+  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
 
   kill_tree(leader.pid);
 
@@ -167,9 +179,7 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsid
     EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
   }
   expect_none_escaped();
-  const auto status = wait_exit(leader);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(status->code, 0);
+  expect_reaped_after_exit_0(leader);
 }
 
 TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
