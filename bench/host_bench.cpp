@@ -11,6 +11,7 @@
 //   neighbours  an innocent plugin's call p50/p99 on a quiet host, while another plugin floods
 //           its stderr without pause, and while another (a tree of 101 processes, 100 of them
 //           in groups of their own) is restarted, so killed, again and again
+//   stop    the host's shutdown with 10 and 100 running plugins, from the call to its end
 //   decide  a permission decision with 1, 5, 20 and 100 deciding plugins (p50/p99), beside one
 //           plugin's permissions/decide round trip through host.call (the floor of a decision),
 //           right after a decision and alone (one call after another)
@@ -35,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -338,6 +340,26 @@ void bench_idle(int plugins) {
               static_cast<double>(after - before) / 1024.0 / plugins);
 }
 
+// The host's shutdown with `plugins` running plugins, `rounds` times: from the call to the
+// last plugin ended and reaped (each one's tree ended, the host's adopted orphans looked for).
+void bench_stop(int plugins, int rounds) {
+  std::vector<double> ms;
+  for (int r = 0; r < rounds; ++r) {
+    auto rig = std::make_unique<Rig>();
+    for (int i = 0; i < plugins; ++i)
+      rig->call(rig->add("dev.bench.stop" + std::to_string(i)), "test/echo", json::object{});
+    const auto a = Clock::now();
+    rig.reset();  // its shutdown
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    fs::remove_all(g_root);
+    fs::create_directories(g_root);
+  }
+  std::printf(
+      "{\"bench\":\"host_stop\",\"plugins\":%d,\"rounds\":%d,\"p50_ms\":%.2f,"
+      "\"max_ms\":%.2f}\n",
+      plugins, rounds, pct(ms, 0.5), pct(ms, 1.0));
+}
+
 }  // namespace
 }  // namespace host_bench
 
@@ -382,14 +404,23 @@ int main(int argc, char** argv) {
       bench_decide(100, 500, 25);
     }
     if (which == "all" || which == "neighbours") bench_neighbours(5000);
+    // bench_host stop [<plugins> <rounds>]: the host's shutdown with that many plugins running.
+    if (which == "stop" && argc > 3) {
+      bench_stop(std::atoi(argv[2]), std::atoi(argv[3]));
+    } else if (which == "all" || which == "stop") {
+      bench_stop(10, 10);
+      bench_stop(100, 5);
+    }
     // As many starts as its floor (bench_floors spawn).
     if (which == "all" || which == "cold") bench_cold(50);
     if (which == "all" || which == "idle") bench_idle(200);
     // bench_host sandbox [calls|cold|idle|large|wasm]: one part, or all of them.
     if (which == "all" || which == "sandbox") bench_sandbox(5000, argc > 2 ? argv[2] : "");
     // fs/read and proc/spawn through the host, beside the same done directly.
+    // bench_host services [<reads> [<plugins running beside>]].
     if (which == "all" || which == "services")
-      bench_services(argc > 2 && which == "services" ? std::atoi(argv[2]) : 1000);
+      bench_services(argc > 2 && which == "services" ? std::atoi(argv[2]) : 1000,
+                     argc > 3 && which == "services" ? std::atoi(argv[3]) : 0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_host: %s\n", e.what());
     fs::remove_all(g_root);

@@ -154,8 +154,8 @@ void bench_sandbox(int iterations, const std::string& part = {});
 
 // fs/read of a 256 KiB file and proc/spawn of `true` to its proc/exit, through the host (run.js
 // and Node) and done directly (host_bench_services.cpp); `iterations` reads, a quarter as many
-// spawns.
-void bench_services(int iterations);
+// spawns; `neighbours` idle process plugins running beside.
+void bench_services(int iterations, int neighbours = 0);
 
 // One host/call at a time from an app through escouade-host: p50/p99, calls/s.
 void bench_app(int iterations);

@@ -145,8 +145,9 @@ void interleave(std::vector<Figure>& figures, int iterations, int warmup) {
     }
 }
 
-void print(const char* bench, const std::vector<Figure>& figures, int iterations) {
+void print(const char* bench, const std::vector<Figure>& figures, int iterations, int beside) {
   std::printf("{\"bench\":\"%s\",\"iterations\":%d", bench, iterations);
+  if (beside > 0) std::printf(",\"plugins_beside\":%d", beside);
   for (const auto& f : figures)
     std::printf(",\"%s_p50_us\":%.1f,\"%s_p99_us\":%.1f", f.key, pct(f.us, 0.5), f.key,
                 pct(f.us, 0.99));
@@ -155,10 +156,14 @@ void print(const char* bench, const std::vector<Figure>& figures, int iterations
 
 }  // namespace
 
-void bench_services(int iterations) {
+void bench_services(int iterations, int neighbours) {
   DirectSpawner spawner;
   Rig rig;
   rig.context.known_children.insert(spawner.pid());  // not an orphan for the host to end
+  // Plugins running beside, idle: each program's end looks among the host's children for
+  // orphans, and these are its children too.
+  for (int i = 0; i < neighbours; ++i)
+    rig.call(rig.add("dev.bench.beside" + std::to_string(i)), "test/echo", json::object{});
   const std::string js =
       rig.add_folder("dev.bench.services", make_services_plugin("dev.bench.services", false));
   const std::string node = rig.add_folder("dev.bench.services-node",
@@ -180,7 +185,7 @@ void bench_services(int iterations) {
       {"sandbox", [&] { expect_size(rig.call(js, "test/read", read_params)); }, {}},
   };
   interleave(reads, iterations, 50);
-  print("services_fs_read", reads, iterations);
+  print("services_fs_read", reads, iterations, neighbours);
 
   const json::value none = json::object{};
   std::vector<Figure> spawns{
@@ -190,7 +195,7 @@ void bench_services(int iterations) {
       {"sandbox", [&] { expect_zero(rig.call(js, "test/spawn", none)); }, {}},
   };
   interleave(spawns, iterations / 4, 20);
-  print("services_spawn", spawns, iterations / 4);
+  print("services_spawn", spawns, iterations / 4, neighbours);
 }
 
 }  // namespace host_bench
