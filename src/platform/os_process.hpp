@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -42,11 +43,14 @@ std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int
 // The children of `pid` (of every thread of it), with their state (uid left 0), read without a
 // scan of the whole table: Linux's /proc/<pid>/task/*/children, each one's parent checked in its
 // own stat. Empty when `pid` is gone; nullopt where the system does not say (macOS, a kernel
-// without CONFIG_PROC_CHILDREN): read_process_table then.
-std::optional<std::vector<ProcEntry>> children_of(int pid);
+// without CONFIG_PROC_CHILDREN): read_process_table then. A child whose pid is in `passed_over`
+// is left out before its row is read: the host asks for the children it did not start, and a
+// row is an open, a read and a close (each plugin's, at each program's end, made a host's stop
+// quadratic in its plugins).
+std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over = {});
 
-// This process's children (of every thread), with their state: children_of(getpid()).
-std::optional<std::vector<ProcEntry>> own_children();
+// This process's children (of every thread), with their state: children_of(getpid(), ...).
+std::optional<std::vector<ProcEntry>> own_children(const std::set<int>& passed_over = {});
 
 // The resident memory of one process, in bytes; 0 when it is gone or a zombie.
 std::uint64_t resident_bytes(int pid);

@@ -124,7 +124,7 @@ std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int
   return members;
 }
 
-std::optional<std::vector<ProcEntry>> children_of(int pid) {
+std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over) {
   // Whether the kernel keeps the lists (CONFIG_PROC_CHILDREN), asked once of this process.
   static const bool listed_here = [] {
     char probe[64];
@@ -156,7 +156,9 @@ std::optional<std::vector<ProcEntry>> children_of(int pid) {
     while (!rest.empty()) {
       const std::size_t space = rest.find(' ');
       int child = 0;
-      if (parse_int(rest.substr(0, space), child)) pids.push_back(child);
+      if (parse_int(rest.substr(0, space), child) && !passed_over.count(child)) {
+        pids.push_back(child);
+      }
       if (space == std::string_view::npos) break;
       rest.remove_prefix(space + 1);
     }
@@ -175,8 +177,8 @@ std::optional<std::vector<ProcEntry>> children_of(int pid) {
   return children;
 }
 
-std::optional<std::vector<ProcEntry>> own_children() {
-  return children_of(::getpid());
+std::optional<std::vector<ProcEntry>> own_children(const std::set<int>& passed_over) {
+  return children_of(::getpid(), passed_over);
 }
 
 std::uint64_t resident_bytes(int pid) {

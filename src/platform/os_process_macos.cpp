@@ -65,12 +65,14 @@ std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int
   return std::nullopt;  // the table is one sysctl: it is read whole
 }
 
-std::optional<std::vector<ProcEntry>> children_of(int pid) {
+std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over) {
   (void)pid;
+  (void)passed_over;
   return std::nullopt;  // no such list: the table is scanned
 }
 
-std::optional<std::vector<ProcEntry>> own_children() {
+std::optional<std::vector<ProcEntry>> own_children(const std::set<int>& passed_over) {
+  (void)passed_over;
   return std::nullopt;  // no such list: the table is scanned
 }
 

@@ -166,6 +166,32 @@ TEST_F(Spawn, OwnChildrenAreTheTablesChildrenOfThisProcess) {
   ASSERT_TRUE(wait_exit(running));
 }
 
+// The host asks for the children it did not start: those it names are left out, the others
+// listed as before.
+TEST_F(Spawn, OwnChildrenLeaveOutThosePassedOver) {
+  Spawned known = start_fixture({"sleep"});
+  Spawned other = start_fixture({"sleep"});
+  Spawned ended = start_fixture({"exit", "0"});
+  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(ended.pid); }));
+  const auto own = own_children({known.pid});
+  ASSERT_TRUE(own) << "this kernel lists a task's children (CONFIG_PROC_CHILDREN)";
+  std::map<int, bool> listed;  // pid -> zombie
+  for (const ProcEntry& e : *own)
+    listed[e.pid] = e.zombie;
+  EXPECT_EQ(listed.count(known.pid), 0u) << "passed over";
+  ASSERT_EQ(listed.count(other.pid), 1u);
+  EXPECT_FALSE(listed[other.pid]);
+  ASSERT_EQ(listed.count(ended.pid), 1u);
+  EXPECT_TRUE(listed[ended.pid]);
+  EXPECT_EQ(own_children({known.pid, other.pid, ended.pid})->size(), own->size() - 2)
+      << "each one named is left out, the rest as before";
+  ASSERT_TRUE(wait_exit(ended));
+  for (const Spawned* s : {&known, &other}) {
+    ::kill(s->pid, SIGKILL);
+    ASSERT_TRUE(wait_exit(*s));
+  }
+}
+
 // What the freeze of kill_tree reads instead of the whole table: a group's members and single
 // rows, the same as the table's.
 TEST_F(Spawn, AGroupsMembersAndOneRowAreTheTablesOwn) {

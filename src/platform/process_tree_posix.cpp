@@ -247,14 +247,15 @@ bool kill_group(int pgid, int sig) {
 
 namespace {
 
-// This process's children: from its own list where the system keeps one (a few reads, where
-// the whole table is hundreds), else from the table.
-std::vector<ProcEntry> children_of_self() {
-  if (auto own = own_children()) return std::move(*own);
+// This process's children but the `known` ones: from its own list where the system keeps one (a
+// few reads, where the whole table is hundreds; the known ones' rows not read), else from the
+// table.
+std::vector<ProcEntry> unknown_children_of_self(const std::set<int>& known) {
+  if (auto own = own_children(known)) return std::move(*own);
   const int self = ::getpid();
   std::vector<ProcEntry> children;
   for (const ProcEntry& e : read_process_table()) {
-    if (e.ppid == self) children.push_back(e);
+    if (e.ppid == self && !known.count(e.pid)) children.push_back(e);
   }
   return children;
 }
@@ -264,8 +265,8 @@ std::vector<ProcEntry> children_of_self() {
 std::vector<int> adopted_orphans(const std::set<int>& known_children) {
   const int self = ::getpid();
   std::vector<int> orphans;
-  for (const ProcEntry& e : children_of_self()) {
-    if (e.zombie || known_children.count(e.pid) || !may_signal(e.pid)) continue;
+  for (const ProcEntry& e : unknown_children_of_self(known_children)) {
+    if (e.zombie || !may_signal(e.pid)) continue;
     if (e.ppid == self) orphans.push_back(e.pid);
   }
   return orphans;
@@ -309,8 +310,8 @@ std::vector<int> reap_adopted(const std::set<int>& known_children) {
   }
   // A known child hides the others from the peek: find them among this process's children.
   const int self = ::getpid();
-  for (const ProcEntry& e : children_of_self()) {
-    if (e.ppid == self && e.zombie && !known_children.count(e.pid)) reap(e.pid);
+  for (const ProcEntry& e : unknown_children_of_self(known_children)) {
+    if (e.ppid == self && e.zombie) reap(e.pid);
   }
   return reaped;
 }
