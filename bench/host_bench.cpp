@@ -375,9 +375,11 @@ int main(int argc, char** argv) {
     const int times = argc > 2 && (which == "call" || which == "app") ? std::atoi(argv[2]) : 20000;
     if (which == "all" || which == "call") bench_call(times);
     if (which == "all" || which == "app") bench_app(times);
+    // bench_host pipelined [<calls>]: a longer run for a profile.
     if (which == "all" || which == "pipelined") {
-      bench_pipelined_api(100000, 256);
-      bench_app_pipelined(100000, 256);
+      const int calls = argc > 2 && which == "pipelined" ? std::atoi(argv[2]) : 100000;
+      bench_pipelined_api(calls, 256);
+      bench_app_pipelined(calls, 256);
     }
     if (which == "facts" && argc > 3) {  // one size only: bench_host facts <plugins> <facts>
       bench_facts(std::atoi(argv[2]), std::atoi(argv[3]));
