@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -80,6 +81,12 @@ struct ProcessProgram::State {
   int answers_skipped = 0;     // requests left before the next read at once is tried
   bool output_paused = false;  // its stdout is not read while its input is full
   bool full = false;           // its input filled, and has not drained to half since
+  // The host's requests written less the lines it has written since (each line taken for an
+  // answer: what else it writes makes the count low, never high), at least 0. Past one, the
+  // next request waits for the end of the handler's turn, with the others of that turn
+  // (queue_line).
+  std::size_t answers_awaited = 0;
+  bool flush_posted = false;  // that end of the turn is posted
 
   std::size_t backlog() const noexcept { return pending.bytes() + in_flight.size() - uncounted; }
   // Bytes being written, less those of write_first() (which leave in the first write).
@@ -103,6 +110,7 @@ struct ProcessProgram::State {
     framer.feed(
         bytes,
         [&](std::string_view line) {
+          if (answers_awaited > 0) --answers_awaited;
           if (events.output_line) events.output_line(line);
         },
         [&](std::size_t limit) {
@@ -322,6 +330,24 @@ void take_answer_now(const StatePtr& s) {
 void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
                 bool request = false) {
   const bool kept = delivery == proto::Delivery::kept;
+  request = request || is_request_line(line);
+  if (request && ++s->answers_awaited > 1 && s->in) {
+    // Calls in flight (a client with many outstanding, an app's batch): this request leaves at
+    // the end of the handler's turn with the others the turn makes, in one write. Written one by
+    // one, each woke a plugin on the other core that had emptied the pipe, and each looked for
+    // its answer at once and found an older one: a line a batch both ways (256 calls in flight,
+    // unpinned: 0.94 writes and 0.95 reads a call; docs/PERFORMANCE.md). A call alone is still
+    // written at once.
+    s->pending.push(std::move(line), delivery, s->in_flight_counted());
+    if (!s->flush_posted) {
+      s->flush_posted = true;
+      asio::post(s->executor, [s] {
+        s->flush_posted = false;
+        if (s->owner) write_next(s);
+      });
+    }
+    return;
+  }
   if (kept && s->write_direct && !s->writing && s->pending.empty() && s->in) {
     // A request or an answer with nothing ahead of it: written now, by the host's thread, with
     // no completion to run after it. The pipe almost always takes it whole; what it does not
@@ -330,7 +356,7 @@ void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
     // fewer, docs/PERFORMANCE.md).
     const std::size_t n = write_now(s->in->native_handle(), line);
     if (n == line.size()) {
-      if (request || is_request_line(line)) take_answer_now(s);
+      if (request) take_answer_now(s);
       return;
     }
     line.erase(0, n);

@@ -453,5 +453,31 @@ TEST_F(AnswerAtOnceTest, ARequestThePipeDoesNotTakeWholeDoesNotReadAtOnce) {
   end(*p);
 }
 
+// Requests written while others await their answers leave together at the end of the turn, in
+// their order; once the answers are in, a request is written at once again.
+TEST_F(AnswerAtOnceTest, WhileAnswersAreAwaitedRequestsLeaveAtTheEndOfTheTurn) {
+  auto p = make("cd '" + folder_.string() + "'; while [ ! -e go ]; do sleep 0.01; done; cat");
+  ASSERT_TRUE(p->start(events()));
+  const auto request = [](int id) {
+    return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"test/echo"})" + "\n";
+  };
+  p->write(request(1), proto::Delivery::kept);
+  EXPECT_EQ(p->input_backlog(), 0u) << "the first is written at once";
+  p->write(request(2), proto::Delivery::kept);
+  p->write(request(3), proto::Delivery::kept);
+  EXPECT_EQ(p->input_backlog(), 2 * request(2).size()) << "the others wait for the turn's end";
+  run_until([&] { return p->input_backlog() == 0; });
+  EXPECT_TRUE(out_.empty());
+  std::ofstream(folder_ / "go") << "go\n";
+  run_until([&] { return out_.size() == 3; });
+  for (int id = 1; id <= 3; ++id)
+    EXPECT_EQ(out_[id - 1] + "\n", request(id));
+  p->write(request(4), proto::Delivery::kept);
+  EXPECT_EQ(p->input_backlog(), 0u) << "its answers in, a request is written at once again";
+  run_until([&] { return out_.size() == 4; });
+  EXPECT_EQ(out_.back() + "\n", request(4));
+  end(*p);
+}
+
 }  // namespace
 }  // namespace escouade::runtime
