@@ -627,7 +627,9 @@ void Supervisor::check_memory() {
   auto bytes = program_->memory_bytes();
   if (!bytes || *bytes <= config_.memory_limit_bytes) return;
   constexpr std::uint64_t kMB = 1024 * 1024;
-  stop_program(Intent::stop, "stopped: " + std::to_string(*bytes / kMB) +
+  // Whole megabytes rounded up: a plugin a few kilobytes past a limit of 100 MB is said to hold
+  // 101, never "100 MB of memory, past the limit of 100 MB".
+  stop_program(Intent::stop, "stopped: " + std::to_string((*bytes + kMB - 1) / kMB) +
                                  " MB of memory, past the limit of " +
                                  std::to_string(config_.memory_limit_bytes / kMB) + " MB");
 }

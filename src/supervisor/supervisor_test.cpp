@@ -373,6 +373,16 @@ TEST_F(SupervisorTest, PastItsMemoryLimitItIsStoppedWithoutARestart) {
   EXPECT_EQ(programs_.made().size(), 1u);
 }
 
+// Less than a megabyte past the limit is still more than the limit, in the words too.
+TEST_F(SupervisorTest, ABytePastItsMemoryLimitIsSaidAsTheNextMegabyte) {
+  run();
+  programs_.last().memory = 1024ull * 1024 * 1024 + 1;
+  advance(milliseconds(2000));
+  const Status s = supervisor().status();
+  EXPECT_EQ(s.state, State::stopped);
+  EXPECT_EQ(s.reason, "stopped: 1025 MB of memory, past the limit of 1024 MB");
+}
+
 TEST_F(SupervisorTest, WithinItsMemoryLimitItRunsOn) {
   run();
   programs_.last().memory = 1024ull * 1024 * 1024;
