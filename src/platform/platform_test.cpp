@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "platform/exec_path.hpp"
 #include "platform/os_process.hpp"
@@ -281,6 +282,44 @@ TEST_F(Spawn, ReportsAMissingFolder) {
   EXPECT_EQ(spawned.error().message, "cannot start " + fixture_path() +
                                          ": cannot enter its folder /nonexistent/escouade: "
                                          "No such file or directory");
+}
+
+// Each thread that starts programs keeps its child's stack from one start to the next, and a
+// child that cannot reach exec writes its report into its parent's memory: starts from several
+// threads at once, a failing one between two good ones on each, each reported as itself.
+TEST_F(Spawn, StartsFromSeveralThreadsAtOnceAreEachReportedAsThemselves) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 20;
+  std::vector<std::string> problems[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        const int code = (t * kRounds + i) % 7;
+        auto good = spawn({{fixture_path(), "exit", std::to_string(code)}, {}, tagged_env()});
+        if (!good) {
+          problems[t].push_back("a good start failed: " + good.error().message);
+          continue;
+        }
+        const auto status = wait_exit(*good);
+        close_fds(*good);
+        if (!status || status->code != code)
+          problems[t].push_back("exit " + std::to_string(code) + " came back otherwise");
+        auto bad = spawn({{fixture_path(), "exit"}, "/nonexistent/escouade", tagged_env()});
+        if (bad) {
+          problems[t].push_back("a start in a missing folder succeeded");
+          (void)wait_exit(*bad);
+          close_fds(*bad);
+        } else if (bad.error().message.find("cannot enter its folder") == std::string::npos) {
+          problems[t].push_back("a missing folder reported as: " + bad.error().message);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_THAT(problems[t], ::testing::IsEmpty()) << "thread " << t;
 }
 
 // What runs is the file resolved at load, not what PATH finds at spawn: an empty PATH entry

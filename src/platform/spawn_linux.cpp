@@ -1,6 +1,7 @@
 // spawn() on Linux: clone(CLONE_VM | CLONE_VFORK) + execve, never a shell. Everything the child
 // needs is prepared before, so that the child, which runs in the host's memory on a stack of its
-// own until exec, makes only async-signal-safe calls and writes nothing but its own stack.
+// own until exec, makes only async-signal-safe calls and writes nothing but its own stack and,
+// when it cannot reach exec, the report its parent reads.
 // Sharing the memory spares the copy of the host's page tables that fork makes, and its undoing
 // at exec: 0.25 ms of each start (bench: spawn of the fixture, 376-420 us with fork, as
 // posix_spawn with clone). The caller's thread waits, as vfork makes it, until the child has
@@ -40,8 +41,9 @@
 namespace escouade::platform {
 namespace {
 
-// What the child reports through the CLOEXEC pipe when it cannot reach exec. A successful exec
-// closes the pipe without a word.
+// What the child reports when it cannot reach exec, written straight into the parent's memory
+// (the child runs in it until exec, and the parent resumes only once the child has exec'd or
+// ended, as glibc's posix_spawn reports): a successful exec leaves it zero.
 struct ChildFailure {
   enum Stage : int { kSetup = 1, kFolder = 2, kExec = 3 };
   int stage = 0;
@@ -58,17 +60,19 @@ struct ChildPlan {
   int stdin_read = -1;
   int stdout_write = -1;
   int stderr_write = -1;
-  int report_write = -1;
+  ChildFailure* failure = nullptr;  // the parent's
   // The request's descriptors, copied above 3 + given_count: dup2'd to 3, 4, ... in order.
   const int* given = nullptr;
   int given_count = 0;
   int max_fd = 0;
 };
 
-[[noreturn]] ESCOUADE_CHILD_CODE void report_and_exit(int fd, int stage, int error) noexcept {
-  const ChildFailure failure{stage, error};
-  while (::write(fd, &failure, sizeof failure) < 0 && errno == EINTR) {
-  }
+[[noreturn]] ESCOUADE_CHILD_CODE void report_and_exit(ChildFailure* failure, int stage,
+                                                      int error) noexcept {
+  // volatile: stores the compiler may not drop before _exit, which it knows does not return
+  volatile ChildFailure* report = failure;
+  report->error = error;
+  report->stage = stage;
   ::_exit(127);
 }
 
@@ -82,27 +86,27 @@ struct ChildPlan {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);  // EINVAL ignored
   }
-  if (::setpgid(0, 0) != 0) report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+  if (::setpgid(0, 0) != 0) report_and_exit(plan.failure, ChildFailure::kSetup, errno);
   // Orphans of the plugin's processes come back to it, not to init: its tree stays whole, and
   // reachable by parent pids, while it lives. Kept across execve.
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-    report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+    report_and_exit(plan.failure, ChildFailure::kSetup, errno);
   }
   if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
-    report_and_exit(plan.report_write, ChildFailure::kFolder, errno);
+    report_and_exit(plan.failure, ChildFailure::kFolder, errno);
   }
   // Every descriptor of the plan is >= 3 + given_count (see lift_above), so no dup2 overwrites
   // another.
   if (::dup2(plan.stdin_read, 0) < 0 || ::dup2(plan.stdout_write, 1) < 0 ||
       ::dup2(plan.stderr_write, 2) < 0) {
-    report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+    report_and_exit(plan.failure, ChildFailure::kSetup, errno);
   }
   for (int i = 0; i < plan.given_count; ++i) {
     if (::dup2(plan.given[i], 3 + i) < 0) {
-      report_and_exit(plan.report_write, ChildFailure::kSetup, errno);
+      report_and_exit(plan.failure, ChildFailure::kSetup, errno);
     }
   }
-  close_fds_from(3 + plan.given_count, plan.max_fd, plan.report_write);
+  close_fds_from(3 + plan.given_count, plan.max_fd, -1);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -125,10 +129,10 @@ struct ChildPlan {
       case ETIMEDOUT:
         break;
       default:
-        report_and_exit(plan.report_write, ChildFailure::kExec, error);
+        report_and_exit(plan.failure, ChildFailure::kExec, error);
     }
   }
-  report_and_exit(plan.report_write, ChildFailure::kExec, refused ? EACCES : error);
+  report_and_exit(plan.failure, ChildFailure::kExec, refused ? EACCES : error);
 }
 
 // The child's stack until exec: run_child's frames and execve's arguments on the way in.
@@ -175,8 +179,43 @@ Result<Pipe> make_pipe(const std::string& program, int floor) {
   return p;
 }
 
+// A pipe's end has no status flag but its access mode, which F_SETFL leaves as it is: O_NONBLOCK
+// is set without reading the flags first.
+bool nonblocking_pipe_end(int fd) {
+  return ::fcntl(fd, F_SETFL, O_NONBLOCK) == 0;
+}
+
+// The child's stack, kept by each thread that starts programs from one start to the next (the
+// child is done with it when clone returns): a mapping made and unmade at each start, its pages
+// faulted in again each time, cost more system calls and faults than the start's own. nullptr,
+// with errno, when it cannot be mapped.
+class ChildStack {
+ public:
+  ChildStack() = default;
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  ~ChildStack() {
+    if (base_ != nullptr) ::munmap(base_, kChildStackBytes);
+  }
+  void* get() {
+    if (base_ == nullptr) {
+      void* p = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (p != MAP_FAILED) base_ = p;
+    }
+    return base_;
+  }
+
+ private:
+  void* base_ = nullptr;
+};
+
+void* child_stack() {
+  thread_local ChildStack stack;
+  return stack.get();
+}
+
 using detail::c_strings;
-using detail::set_nonblocking;
 
 }  // namespace
 
@@ -220,8 +259,6 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   if (!out) return out.error();
   auto err = make_pipe(program, floor);
   if (!err) return err.error();
-  auto report = make_pipe(program, floor);
-  if (!report) return report.error();
 
   ChildPlan plan;
   plan.argv = argv.data();
@@ -232,14 +269,14 @@ Result<Spawned> spawn(const SpawnRequest& request) {
   plan.stdin_read = in->read.get();
   plan.stdout_write = out->write.get();
   plan.stderr_write = err->write.get();
-  plan.report_write = report->write.get();
+  ChildFailure failure;
+  plan.failure = &failure;
   plan.given = given_fds.data();
   plan.given_count = static_cast<int>(given_fds.size());
   plan.max_fd = fd_limit();
 
-  void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
+  void* stack = child_stack();
+  if (stack == nullptr) {
     const int error = errno;
     return cannot_start(program, "its stack: " + os_message(error), error);
   }
@@ -253,28 +290,18 @@ Result<Spawned> spawn(const SpawnRequest& request) {
                             CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  // The child has exec'd or ended: its stack is free for the next start.
 #if defined(ESCOUADE_ADDRESS_SANITIZER)
   ASAN_UNPOISON_MEMORY_REGION(stack, kChildStackBytes);
 #endif
-  ::munmap(stack, kChildStackBytes);  // the child has exec'd or ended: no longer its
   if (pid < 0) return cannot_start(program, os_message(fork_error), fork_error);
 
   in->read.reset();
   out->write.reset();
   err->write.reset();
-  report->write.reset();
   UniqueFd pidfd(open_process_handle(pid));
 
-  ChildFailure failure;
-  std::size_t got = 0;
-  while (got < sizeof failure) {
-    const ssize_t n =
-        ::read(report->read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  if (got == sizeof failure) {
+  if (failure.stage != 0) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -290,8 +317,8 @@ Result<Spawned> spawn(const SpawnRequest& request) {
     }
   }
 
-  if (!set_nonblocking(in->write.get()) || !set_nonblocking(out->read.get()) ||
-      !set_nonblocking(err->read.get())) {
+  if (!nonblocking_pipe_end(in->write.get()) || !nonblocking_pipe_end(out->read.get()) ||
+      !nonblocking_pipe_end(err->read.get())) {
     // Not expected on a pipe; the child runs already, so it is ended before reporting.
     const int error = errno;
     ::kill(pid, SIGKILL);
