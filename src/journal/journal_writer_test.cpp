@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::vector<std::string> lines_of(const fs::path& path) {
+std::vector<std::string> read_lines(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);)
@@ -52,8 +52,8 @@ TEST_F(JournalWriterTest, EachJournalKeepsItsOrderAcrossBatches) {
     b.info("b " + std::to_string(i));
   }
   writer->flush();
-  const auto in_a = lines_of(log("dev.a"));
-  const auto in_b = lines_of(log("dev.b"));
+  const auto in_a = read_lines(log("dev.a"));
+  const auto in_b = read_lines(log("dev.b"));
   ASSERT_EQ(in_a.size(), 2000u);
   ASSERT_EQ(in_b.size(), 2000u);
   for (int i = 0; i < 2000; ++i) {
@@ -82,8 +82,8 @@ TEST_F(JournalWriterTest, ABatchThatCrossesTheSizeRotatesBetweenTwoLines) {
   writer->release();
   writer->flush();
 
-  auto rotated = lines_of(log("dev.batch").string() + ".1");
-  const auto current = lines_of(log("dev.batch"));
+  auto rotated = read_lines(log("dev.batch").string() + ".1");
+  const auto current = read_lines(log("dev.batch"));
   ASSERT_FALSE(rotated.empty());
   ASSERT_FALSE(current.empty());
   EXPECT_EQ(rotated.front(), "a line cut short");
@@ -114,7 +114,7 @@ TEST_F(JournalWriterTest, AFullQueueLosesLinesAndSaysHowMany) {
   journal.info("after");
   writer->flush();
 
-  const auto lines = lines_of(log("dev.slow"));
+  const auto lines = read_lines(log("dev.slow"));
   ASSERT_EQ(lines.size(), 20 - lost + 2);
   EXPECT_THAT(lines[lines.size() - 2],
               HasSubstr("warn  " + std::to_string(lost) +
@@ -135,7 +135,7 @@ TEST_F(JournalWriterTest, TheLastOwnerWritesEverythingQueuedBeforeItEnds) {
   writer.reset();  // the journal still holds it
   journal->info("still written");
   journal.reset();  // the last owner: drains, joins
-  const auto lines = lines_of(log("dev.end"));
+  const auto lines = read_lines(log("dev.end"));
   ASSERT_EQ(lines.size(), 101u);
   EXPECT_THAT(lines.front(), HasSubstr("queued 0"));
   EXPECT_THAT(lines.back(), HasSubstr("still written"));

@@ -22,7 +22,7 @@ Manifest wasm_in(const fs::path& folder) {
 }
 
 TEST(ModuleAge, APluginWasmOlderThanItsBuildFileIsSaid) {
-  TempDir dir("escouade-module-age");
+  escouade::TempDir dir("escouade-module-age");
   std::ofstream(dir.path() / "plugin.wasm") << "\0asm";
   std::ofstream(dir.path() / "Cargo.toml") << "[package]\n";
   const auto now = fs::file_time_type::clock::now();
@@ -37,7 +37,7 @@ TEST(ModuleAge, APluginWasmOlderThanItsBuildFileIsSaid) {
 }
 
 TEST(ModuleAge, NothingIsSaidOfAnotherKindOrAMissingFile) {
-  TempDir dir("escouade-module-age");
+  escouade::TempDir dir("escouade-module-age");
   std::ofstream(dir.path() / "Cargo.toml") << "[package]\n";
   EXPECT_FALSE(module_older_than_build(wasm_in(dir.path())));  // no plugin.wasm
   Manifest js = wasm_in(dir.path());

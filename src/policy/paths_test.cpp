@@ -7,7 +7,7 @@
 
 #include "protocol/gen/errors.hpp"
 
-namespace escouade::policy {
+namespace escouade::policy::paths_test {
 namespace {
 
 constexpr auto kInvalid = proto::ErrorCode::invalid_params;
@@ -120,4 +120,4 @@ TEST(OwnFileParts, ExactlyTheLongestPathIsJudgedOnItsParts) {
 }
 
 }  // namespace
-}  // namespace escouade::policy
+}  // namespace escouade::policy::paths_test

@@ -8,7 +8,7 @@
 
 #include "host_client.hpp"
 
-namespace escouade::testing {
+namespace escouade::testing::decide_tests {
 namespace {
 
 namespace json = boost::json;
@@ -272,4 +272,4 @@ TEST(Facts, UnknownFieldsPassThroughUntouched) {
 }
 
 }  // namespace
-}  // namespace escouade::testing
+}  // namespace escouade::testing::decide_tests
