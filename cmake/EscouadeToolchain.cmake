@@ -23,6 +23,17 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   set(ESCOUADE_NO_SANITIZE -fno-sanitize=function)
 endif()
 
+# Links with LLVM's lld where the compiler takes it (Debian: lld): an AddressSanitizer test binary
+# links in about 1.6 s against GNU ld's 7 s, and the suite links some seventy of them (README).
+option(ESCOUADE_LLD "Link with lld when the compiler can" ON)
+if(ESCOUADE_LLD)
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=lld ESCOUADE_HAVE_LLD)
+  if(ESCOUADE_HAVE_LLD)
+    add_link_options(-fuse-ld=lld)
+  endif()
+endif()
+
 if(ESCOUADE_SANITIZE)
   add_compile_options(-fsanitize=${ESCOUADE_SANITIZE} ${ESCOUADE_NO_SANITIZE}
                       -fno-omit-frame-pointer -fno-sanitize-recover=all)

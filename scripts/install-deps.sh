@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   # toolchains and build
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git lld
   clang-14 libclang-rt-14-dev clang-format-14
   # libraries
   libboost1.81-dev libboost-json1.81-dev libssl-dev
