@@ -11,6 +11,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "base/temp_dir.hpp"
 #include "sandbox/sandbox_test_fixture.hpp"
@@ -257,6 +259,44 @@ TEST_F(CompileCacheTest, TheNextHostDecodesWhatTheFirstWrote) {
   EXPECT_EQ(counts().kept, 0u);
   run_echo_once();
   EXPECT_EQ(counts().from_disk, 1u);
+}
+
+// A start that comes while its load's compile runs waits for that compile and decodes its
+// stencil, rather than compile the bundle again in its instance beside it: its start's read of
+// the cache comes right after the load's, before the compile helper even starts, and misses.
+// (A start in the stress round once compiled a large bundle so, beside its load's compile, past
+// initialize's 10 s on a loaded core under ASan.)
+TEST_F(CompileCacheTest, AStartDuringItsLoadsCompileWaitsForItAndDecodesItsStencil) {
+  factory_->prepare(spec_of("echo", "plugin.mjs"));
+  run_echo_once();
+  EXPECT_EQ(counts().kept, 1u);
+  EXPECT_EQ(counts().from_memory, 1u) << "the start was given the stencil of its load's compile";
+  EXPECT_EQ(factory_->compiling(), 0u);
+  run_echo_once();  // the next start finds it at once
+  EXPECT_EQ(counts().from_memory, 2u);
+}
+
+// A start during a compile that fails waits for it too, then compiles in its instance, which
+// says why, as a start of a bundle that was never prepared does.
+TEST_F(CompileCacheTest, AStartDuringALoadsCompileThatFailsIsRefusedWithTheReason) {
+  TempDir dir("escouade-broken");
+  std::ofstream(dir.path() / "plugin.mjs") << "export function (\n";
+  runtime::ProgramSpec spec = spec_of("echo", "plugin.mjs");
+  spec.folder = dir.path();
+  spec.module = dir.path() / "plugin.mjs";
+  std::vector<std::string> told;
+  factory_->prepare(spec, [&](std::string_view sentence) { told.emplace_back(sentence); });
+  start(spec);
+  call(1, "initialize");
+  EXPECT_FALSE(answer(1));
+  const auto end = ended();
+  EXPECT_EQ(end.kind, ProgramEnd::Kind::refusal) << end.reason;
+  EXPECT_NE(end.reason.find("its bundle does not compile: SyntaxError"), std::string::npos)
+      << end.reason;
+  EXPECT_EQ(counts().kept, 0u);
+  EXPECT_EQ(factory_->compiling(), 0u);
+  ASSERT_FALSE(told.empty());
+  EXPECT_NE(told.back().find("its compile failed"), std::string::npos) << told.back();
 }
 
 // A compile helper's exit and its stencil come by different pipes: a large stencil is often read
