@@ -261,23 +261,22 @@ TEST_F(CompileCacheTest, TheNextHostDecodesWhatTheFirstWrote) {
   EXPECT_EQ(counts().from_disk, 1u);
 }
 
-// A start that comes while its load's compile runs waits for that compile and decodes its
-// stencil, rather than compile the bundle again in its instance beside it: its start's read of
-// the cache comes right after the load's, before the compile helper even starts, and misses.
-// (A start in the stress round once compiled a large bundle so, beside its load's compile, past
-// initialize's 10 s on a loaded core under ASan.)
-TEST_F(CompileCacheTest, AStartDuringItsLoadsCompileWaitsForItAndDecodesItsStencil) {
+// A start that comes while its load's compile runs (an app that enables a plugin right after
+// loading it) finds no stencil yet and compiles the bundle in its instance, beside that compile;
+// the next start decodes the compile's stencil. (A start that waited for the load's compile
+// instead was measured and not kept: docs/PERFORMANCE.md, tenth round.)
+TEST_F(CompileCacheTest, AStartDuringItsLoadsCompileCompilesItselfAndTheNextDecodes) {
   factory_->prepare(spec_of("echo", "plugin.mjs"));
   run_echo_once();
-  EXPECT_EQ(counts().kept, 1u);
-  EXPECT_EQ(counts().from_memory, 1u) << "the start was given the stencil of its load's compile";
-  EXPECT_EQ(factory_->compiling(), 0u);
-  run_echo_once();  // the next start finds it at once
-  EXPECT_EQ(counts().from_memory, 2u);
+  EXPECT_EQ(counts().from_memory, 0u);
+  ASSERT_TRUE(run_until([&] { return factory_->compiling() == 0; }));
+  EXPECT_EQ(counts().kept, 1u) << "the load's compile kept its stencil";
+  run_echo_once();
+  EXPECT_EQ(counts().from_memory, 1u);
 }
 
-// A start during a compile that fails waits for it too, then compiles in its instance, which
-// says why, as a start of a bundle that was never prepared does.
+// A start during a load's compile that fails is refused with the engine's words, and the load
+// said the compile failed.
 TEST_F(CompileCacheTest, AStartDuringALoadsCompileThatFailsIsRefusedWithTheReason) {
   TempDir dir("escouade-broken");
   std::ofstream(dir.path() / "plugin.mjs") << "export function (\n";
@@ -293,10 +292,12 @@ TEST_F(CompileCacheTest, AStartDuringALoadsCompileThatFailsIsRefusedWithTheReaso
   EXPECT_EQ(end.kind, ProgramEnd::Kind::refusal) << end.reason;
   EXPECT_NE(end.reason.find("its bundle does not compile: SyntaxError"), std::string::npos)
       << end.reason;
+  ASSERT_TRUE(run_until([&] { return factory_->compiling() == 0; }));
   EXPECT_EQ(counts().kept, 0u);
-  EXPECT_EQ(factory_->compiling(), 0u);
   ASSERT_FALSE(told.empty());
-  EXPECT_NE(told.back().find("its compile failed"), std::string::npos) << told.back();
+  EXPECT_NE(told.back().find("its compile failed: its bundle does not compile: SyntaxError"),
+            std::string::npos)
+      << told.back();
 }
 
 // A compile helper's exit and its stencil come by different pipes: a large stencil is often read

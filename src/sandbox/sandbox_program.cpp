@@ -5,10 +5,8 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <functional>
 #include <list>
 #include <utility>
-#include <vector>
 
 #include "base/sanitizers.hpp"
 #include "base/workers.hpp"
@@ -84,9 +82,6 @@ struct SandboxState {
     bool exited = false;
     bool keeping = false;
     bool forgetting = false;  // its erase is posted: one at a time
-    // Starts of the same bundle that came while it compiled: called when it is forgotten, its
-    // stencil kept by then if it made one.
-    std::vector<std::function<void()>> waiters{};
   };
 
   asio::any_io_executor executor;
@@ -109,13 +104,6 @@ struct SandboxState {
       if (!helper->ended()) return helper;
     }
     return HelperProcess::start(executor, context, options.helper, options.time_zone);
-  }
-
-  // The compile of `key` that runs now, if one does.
-  Compile* compiling(const CompileCache::Key& key) {
-    for (auto& c : compiles)
-      if (c.key.digest == key.digest && !c.key.owner.empty()) return &c;
-    return nullptr;
   }
 
   // Spares made again up to their number; a failure waits for the next take.
@@ -256,34 +244,19 @@ Result<void> SandboxProgram::start(runtime::ProgramEvents events) {
   if (started_) return make_error(platform::Errc::invalid_argument, "already started");
   started_ = true;
   events_ = std::move(events);
-  prepare();
-  return {};
-}
-
-void SandboxProgram::prepare() {
   state_->workers.run(
       spec_.plugin_id,
       [state = state_, spec = spec_]() -> Result<Prepared> {
         return prepare_start(spec, state->cache);
       },
       lifeline_.guard([this](Result<Prepared> p) { prepared(std::move(p)); }));
+  return {};
 }
 
 void SandboxProgram::prepared(Result<Prepared> p) {
   if (finished_ || stopping_) return;
   if (!p) return finish(crash("its instance could not start: " + p.error().message));
   if (p->refused) return finish(std::move(*p->refused));
-  // Its bundle is being compiled since its load (SandboxProgramFactory::prepare): it waits for that
-  // compile rather than compile it again beside it, in its own instance, within initialize's 10 s.
-  if (p->key && !p->stencil_given && !waited_) {
-    if (auto* compile = state_->compiling(*p->key)) {
-      waited_ = true;
-      compile->waiters.push_back(lifeline_.guard([this] {
-        if (!finished_ && !stopping_) prepare();
-      }));
-      return;
-    }
-  }
   auto helper = state_->take_helper();
   if (!helper) {
     const bool no_room = helper.error().code == platform::Errc::exhausted;
@@ -626,11 +599,7 @@ void SandboxProgramFactory::prepare(const runtime::ProgramSpec& spec, Tell tell)
             auto s2 = weak.lock();
             if (!s2 || s2->closed) return;  // the compiles are gone with the factory's close
             job->forgetting = false;
-            if (!job->exited || job->keeping) return;
-            auto waiters = std::move(job->waiters);
-            s2->compiles.erase(job);
-            for (auto& start_again : waiters)
-              start_again();
+            if (job->exited && !job->keeping) s2->compiles.erase(job);
           });
         };
         runtime::ProgramEvents events;

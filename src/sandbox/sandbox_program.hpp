@@ -93,8 +93,6 @@ class SandboxProgram final : public runtime::Program {
   struct Prepared;
 
  private:
-  // Reads what its helper gets, on a worker, then prepared().
-  void prepare();
   void prepared(Result<Prepared> p);
   // Records for its helper's input, to its pipe or, until it has a helper, to waiting_;
   // `request`: they end with a request of the host's.
@@ -115,7 +113,6 @@ class SandboxProgram final : public runtime::Program {
   bool stencil_given_ = false;
   bool ready_ = false;  // its module was compiled or decoded
   bool started_ = false;
-  bool waited_ = false;  // for the compile of its bundle begun at its load: once at most
   bool stopping_ = false;
   bool memory_stop_ = false;
   bool finished_ = false;
