@@ -105,22 +105,29 @@ void settle(Rig& rig, std::chrono::milliseconds pause) {
 }
 
 // `starts` cold starts, each timed from the call of `method` that starts the plugin to its
-// answer; `between(i)` runs before each (a bundle changed: compiled again).
+// answer; `between(i)` runs before each (a bundle changed: compiled again). `at_load`: the call
+// comes right after the load, each timed from the load, while the load's compile runs.
 std::vector<double> cold_starts(Rig& rig, const std::string& id, const fs::path& folder, int starts,
                                 const std::function<void(int)>& between = nullptr,
                                 const std::string& method = "test/echo",
-                                const json::value& params = json::object{}) {
+                                const json::value& params = json::object{}, bool at_load = false) {
   std::vector<double> ms;
   for (int i = 0; i < starts; ++i) {
     if (between) between(i);
+    if (at_load) settle(rig, std::chrono::milliseconds(100));  // the last start's work done
+    auto a = Clock::now();
     (void)rig.host->load(folder);  // a fresh supervisor: idle, nothing runs
-    // As an app, which loads a plugin at its install and starts it later: the load's compile
-    // is over, and the last start's work done, before the activating call.
-    rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
-    settle(rig, std::chrono::milliseconds(100));
-    const auto a = Clock::now();
+    if (!at_load) {
+      // As an app, which loads a plugin at its install and starts it later: the load's compile
+      // is over, and the last start's work done, before the activating call.
+      rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
+      settle(rig, std::chrono::milliseconds(100));
+      a = Clock::now();
+    }
     rig.call(id, method, params);  // starts it: instance, initialize, one call
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    // A start that did not wait leaves the load's compile running: it ends outside the clock.
+    if (at_load) rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
     (void)rig.host->disable(id, "p1");
     (void)rig.host->enable(id, host::Project{"p1", "billing", false, {}});
   }
@@ -200,6 +207,11 @@ void large_bundle(int starts) {
   const fs::path node_folder = make_js_plugin(node_id, {}, kFunctions, true);
   rig.add_folder(node_id, node_folder);
   const auto node_ms = cold_starts(rig, node_id, node_folder, starts);
+  // Called right after the load of a changed bundle: the start waits for the load's compile.
+  const auto loaded_ms = cold_starts(
+      rig, id, folder, starts,
+      [&](int i) { make_js_plugin(id, "loaded " + std::to_string(i), kFunctions); }, "test/echo",
+      json::object{}, /*at_load=*/true);
   rig.js.compile_at_load = false;
   const auto compiled_ms = cold_starts(rig, id, folder, starts, [&](int i) {
     make_js_plugin(id, "changed " + std::to_string(i), kFunctions);
@@ -208,9 +220,10 @@ void large_bundle(int starts) {
       "{\"bench\":\"sandbox_large_bundle\",\"bundle_kb\":%.0f,\"starts\":%d,"
       "\"node_p50_ms\":%.2f,\"node_p99_ms\":%.2f,"
       "\"cached_p50_ms\":%.2f,\"cached_p99_ms\":%.2f,\"compiled_p50_ms\":%.2f,"
-      "\"compiled_p99_ms\":%.2f}\n",
+      "\"compiled_p99_ms\":%.2f,\"loaded_p50_ms\":%.2f,\"loaded_p99_ms\":%.2f}\n",
       static_cast<double>(bytes) / 1024.0, starts, pct(node_ms, 0.5), pct(node_ms, 0.99),
-      pct(cached_ms, 0.5), pct(cached_ms, 0.99), pct(compiled_ms, 0.5), pct(compiled_ms, 0.99));
+      pct(cached_ms, 0.5), pct(cached_ms, 0.99), pct(compiled_ms, 0.5), pct(compiled_ms, 0.99),
+      pct(loaded_ms, 0.5), pct(loaded_ms, 0.99));
 }
 
 // The guard example's folder (the process, or the run.wasm build of the same sources) copied

@@ -165,6 +165,7 @@ cold start of a run.js instance, its bundle compiled, p50 (floor: by Node)|"benc
 cold start of a run.js instance, cached, p50 (floor: a C++ plugin as a process)|"bench":"sandbox_cold_start",|process_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|—
 cold start of a run.js instance of a ~1 MB bundle, cached (floor: by Node)|"bench":"sandbox_large_bundle",|node_p50_ms|"bench":"sandbox_large_bundle",|cached_p50_ms|diff|≤ +0.00 ms
 cold start of a run.js instance of a ~1 MB bundle, cached (floor: compiled by the start)|"bench":"sandbox_large_bundle",|compiled_p50_ms|"bench":"sandbox_large_bundle",|cached_p50_ms|diff|—
+cold start of a run.js instance of a ~1 MB bundle, called right after its load, from the load (floor: compiled by the start alone)|"bench":"sandbox_large_bundle",|compiled_p50_ms|"bench":"sandbox_large_bundle",|loaded_p50_ms|diff|—
 cold start of the guard as run.wasm, p50 (floor: as a process)|"bench":"sandbox_wasm_cold_start",|process_p50_ms|"bench":"sandbox_wasm_cold_start",|wasm_p50_ms|diff|—
 an idle run.js plugin: private memory of its helper and of the host, in all|"bench":"sandbox_idle_instance",|-|"bench":"sandbox_idle_instance",|private_in_all_kb|limit 8192|≤ 8 MB
 net/fetch of a run.js plugin through the host, p50 (floor: the same GET, direct, on a kept-alive connection)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|host_p50_us|time|≤ 1.20×
