@@ -24,7 +24,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 
 # Links with LLVM's lld where the compiler takes it (Debian: lld): an AddressSanitizer test binary
-# links in about 1.6 s against GNU ld's 7 s, and the suite links some seventy of them (README).
+# links in about 1.6 s against GNU ld's 7 s, and each build of the suite links 59 programs (README).
 option(ESCOUADE_LLD "Link with lld when the compiler can" ON)
 if(ESCOUADE_LLD)
   include(CheckLinkerFlag)
