@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "base/sanitizers.hpp"
 #include "base/temp_dir.hpp"
 
 namespace {
@@ -154,23 +153,10 @@ Verdicts bench(const PluginFolder& folder, std::vector<std::string> extra = {}) 
   return v;
 }
 
-// What a good plugin's bench is given besides: under AddressSanitizer the bench, the host and a
-// sandboxed plugin run two to three times slower, and the stress round runs them beside busy
-// loops on one core, where a burst of 1,000 facts and the decision after it once took more than
-// the 500 ms of the spec. There its delays are 4 times the spec's (--time-scale, as for a slow
-// machine); the GCC build of the suite holds a good plugin to the spec's own.
-std::vector<std::string> good_plugin_scale() {
-  if (!escouade::kAddressSanitizer) return {};
-  return {"--time-scale", "4"};
-}
-
 // `escouade-plugin test --json` of `folder`, which must exit 0 with no check failed; its
 // report, or null when it did not read.
 json::value passing_report(const fs::path& folder) {
-  std::vector<std::string> args = {"test", folder.string(), "--json"};
-  for (auto& a : good_plugin_scale())
-    args.push_back(std::move(a));
-  Ran ran = run_cli(args);
+  Ran ran = run_cli({"test", folder.string(), "--json"});
   EXPECT_EQ(ran.exit_code, 0) << ran.out;
   boost::system::error_code ec;
   json::value report = json::parse(ran.out, ec);
@@ -207,10 +193,7 @@ void expect_ran_in_the_sandbox(const json::value& report, const std::string& mod
 
 TEST(ConformanceBench, AGoodPluginPassesEveryCheck) {
   PluginFolder folder("good");
-  std::vector<std::string> extra = {"--setting", "channel=#ops", "--setting", "retries=5"};
-  for (auto& a : good_plugin_scale())
-    extra.push_back(std::move(a));
-  Verdicts v = bench(folder, extra);
+  Verdicts v = bench(folder, {"--setting", "channel=#ops", "--setting", "retries=5"});
   EXPECT_EQ(v.exit_code, 0);
   const auto& checks = v.report.at("checks").as_array();
   ASSERT_EQ(checks.size(), kAllChecks.size());
