@@ -207,7 +207,8 @@ void large_bundle(int starts) {
   const fs::path node_folder = make_js_plugin(node_id, {}, kFunctions, true);
   rig.add_folder(node_id, node_folder);
   const auto node_ms = cold_starts(rig, node_id, node_folder, starts);
-  // Called right after the load of a changed bundle: the start waits for the load's compile.
+  // Called right after the load of a changed bundle: the start finds no stencil yet and compiles
+  // the bundle in its instance, beside the load's compile.
   const auto loaded_ms = cold_starts(
       rig, id, folder, starts,
       [&](int i) { make_js_plugin(id, "loaded " + std::to_string(i), kFunctions); }, "test/echo",
