@@ -145,9 +145,22 @@ bool escaped(char c) noexcept {
   return kEscaped[static_cast<unsigned char>(c)];
 }
 
-// Whether the serializer would write a byte of `s` otherwise than as it is: eight bytes at a
-// time, the last ones in a word that may overlap the one before; a string shorter than a word
-// byte by byte (a word made of its bytes costs as much, callgrind).
+#if defined(__SSE2__)
+// The bytes of the sixteen at `v` that need escaping, a bit each: control characters (the three
+// high bits clear), quotes and backslashes.
+inline unsigned escape_mask(__m128i v) {
+  const __m128i control =
+      _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(static_cast<char>(0xe0))), _mm_setzero_si128());
+  const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  return static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))));
+}
+#endif
+
+// Whether the serializer would write a byte of `s` otherwise than as it is: sixteen bytes at a
+// time with SSE2, else eight, the last ones in a block that may overlap the one before; a string
+// shorter than a word byte by byte (a word made of its bytes costs as much, callgrind).
 bool needs_escape(std::string_view s) noexcept {
   const char* p = s.data();
   const std::size_t n = s.size();
@@ -156,6 +169,16 @@ bool needs_escape(std::string_view s) noexcept {
       if (escaped(p[i])) return true;
     return false;
   }
+#if defined(__SSE2__)
+  // callgrind, bench_host facts 1 (a fact whose data holds 200 bytes of text): 5,590 -> 5,090
+  // instructions to publish it.
+  if (n >= 16) {
+    for (std::size_t i = 0; i + 16 <= n; i += 16) {
+      if (escape_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))) != 0) return true;
+    }
+    return escape_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16))) != 0;
+  }
+#endif
   std::uint64_t w;
   for (std::size_t i = 0; i + 8 <= n; i += 8) {
     std::memcpy(&w, p + i, sizeof w);
@@ -226,19 +249,6 @@ char* write_escape(char* to, unsigned char b) {
 // instructions a byte (callgrind: 4.3M for a 256 KiB source file); eight bytes at a time, about
 // 9.5 (most words of such a text hold an escape); sixteen at a time with SSE2, as below, 2.5.
 constexpr std::size_t kLongString = 512;
-
-#if defined(__SSE2__)
-// The bytes of the sixteen at `v` that need escaping, a bit each: control characters (the three
-// high bits clear), quotes and backslashes.
-inline unsigned escape_mask(__m128i v) {
-  const __m128i control =
-      _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(static_cast<char>(0xe0))), _mm_setzero_si128());
-  const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-  const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-  return static_cast<unsigned>(
-      _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))));
-}
-#endif
 
 // The output grows ahead of the writing by what one step can write at most: sixteen bytes
 // stored whole (of which some may be written again), then one escape.

@@ -126,6 +126,24 @@ TEST(WriteJson, StringsAreEscapedAsTheSerializerEscapesThem) {
   }
 }
 
+// Whether a string needs escaping is read a byte, eight or sixteen bytes at a time by its size,
+// the last block overlapping the one before: one byte of each class the serializer treats apart
+// at every place of clean strings of 1 to 48 bytes.
+TEST(WriteJson, AnEscapeAnywhereInAShortStringIsFound) {
+  const unsigned char bytes[] = {0x00, 0x01, 0x08, 0x0a, 0x1f, '"',
+                                 '\\', ' ',  '/',  0x7f, 0x80, 0xff};
+  for (std::size_t size = 1; size <= 48; ++size) {
+    for (std::size_t at = 0; at < size; ++at) {
+      for (unsigned char b : bytes) {
+        std::string s(size, 'x');
+        s[at] = static_cast<char>(b);
+        ASSERT_EQ(written(std::string_view(s)), json::serialize(json::string(s)))
+            << "byte " << int{b} << " at " << at << " of " << size;
+      }
+    }
+  }
+}
+
 // Long strings are written straight into the output (kLongString, 512 bytes): each byte at the
 // start, in the middle and at the end of one, escapes close together and far apart, and every
 // size around the words the clean runs are read by.
