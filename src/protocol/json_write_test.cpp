@@ -70,6 +70,13 @@ TEST(WriteJson, EveryKindOfMemberAsValueFromWritesIt) {
       R"({"command":"git","args":["log","--oneline",""],"dir":"project","env":{"HOME":"/h"}})");
   expect_same_bytes<EscouadeCapabilities>(R"({"batch":true,"secrets":false})");
   expect_same_bytes<EscouadeCapabilities>(R"({})");
+  // Optional members before a required one and after it: what precedes each is known only
+  // once a member that is always written went before.
+  expect_same_bytes<FsWriteParams>(R"({"path":"p"})");
+  expect_same_bytes<FsWriteParams>(R"({"path":"p","append":true})");
+  expect_same_bytes<FsWriteParams>(R"({"agent":"a","path":"p","text":"t","append":false})");
+  expect_same_bytes<FsReadResult>(R"({})");
+  expect_same_bytes<FsReadResult>(R"({"dataBase64":"AA=="})");
   expect_same_bytes<FsStatResult>(R"({"kind":"file","bytes":1,"modified":1700000000000})");
   // The host protocol's: a member of the plugin protocol's types, a variant, an array of
   // structs, a free-form value.

@@ -211,6 +211,12 @@ std::string Generator::types_hpp() const {
 // and json::serialize give: absent optional members left out, a null where a nullable one is
 // required, unknown members last, and none of them under a name the schema gives a member (an
 // object keeps the first of two members of one name, which value_from emplaces first).
+//
+// What comes before a member's value (`{` or `,`, then its key) is appended as one literal of
+// known size wherever it is known here: once a member that is always written went before, it is
+// a comma; before the first member, a brace. A separator held in a variable is used only while
+// every member before may have been absent (callgrind, bench_host facts: a separator and a key
+// appended apart, the key's length counted: a fact's writing 2,345 -> 2,014 instructions).
 void Generator::write_json_of(std::ostream& o, const Struct& s) {
   o << "void write_json(std::string& out, const " << s.name << "& s) {\n";
   if (s.fields.empty() && !s.keep_unknown) {
@@ -219,29 +225,57 @@ void Generator::write_json_of(std::ostream& o, const Struct& s) {
   }
   // The overloads for strings, numbers and values, which a namespace of generated types of its
   // own would hide.
-  o << "  using ::escouade::proto::write_json;\n  char separator = '{';\n";
+  o << "  using ::escouade::proto::write_json;\n";
+  // What precedes the next member, when it is known here: '{' while nothing was written, ','
+  // once something was; 0 while that depends on members that may be absent (then `separator`
+  // holds it).
+  char known = '{';
+  auto literal = [](const std::string& text) {
+    return "out.append(" + quote(text) + ", " + std::to_string(text.size()) + ");";
+  };
+  // The statements that put what precedes a member whose key, with its colon, is `key`.
+  auto before = [&](const std::string& key) -> std::string {
+    if (known != 0) return literal(std::string(1, known) + key);
+    return "out += separator;\n    separator = ',';\n    " + literal(key);
+  };
+  // Before a member that may be absent: from here, whether anything was written is known at
+  // run time only, unless something surely was.
+  auto may_be_absent = [&] {
+    if (known != '{') return;
+    o << "  char separator = '{';\n";
+    known = 0;
+  };
   for (const auto& f : s.fields) {
-    const std::string key = quote(json::serialize(json::string(f.json_name)) + ":");
+    const std::string key = json::serialize(json::string(f.json_name)) + ":";
     const std::string member = "s." + f.member;
-    const std::string begin = "out += separator;\n    separator = ',';\n    out += " + key + ";\n";
     if (f.type.nullable && f.required) {
-      o << "  {\n    " << begin << "    if (" << member << ") write_json(out, *" << member
+      o << "  {\n    " << before(key) << "\n    if (" << member << ") write_json(out, *" << member
         << ");\n    else out += \"null\";\n  }\n";
+      known = ',';
     } else if (f.type.nullable || !f.required) {
-      o << "  if (" << member << ") {\n    " << begin << "    write_json(out, *" << member
+      may_be_absent();
+      o << "  if (" << member << ") {\n    " << before(key) << "\n    write_json(out, *" << member
         << ");\n  }\n";
     } else {
-      o << "  {\n    " << begin << "    write_json(out, " << member << ");\n  }\n";
+      o << "  {\n    " << before(key) << "\n    write_json(out, " << member << ");\n  }\n";
+      known = ',';
     }
   }
   if (s.keep_unknown) {
+    may_be_absent();
     o << "  for (const auto& m : s.unknown) {\n    const auto k = m.key();\n"
       << "    if (" << names_a_member(s) << ") continue;\n"
-      << "    out += separator;\n    separator = ',';\n"
+      << (known == ',' ? "    out += ',';\n" : "    out += separator;\n    separator = ',';\n")
       << "    write_json_key(out, std::string_view(k.data(), k.size()));\n"
       << "    write_json(out, m.value());\n  }\n";
   }
-  o << "  if (separator == '{') out += '{';\n  out += '}';\n}\n\n";
+  if (known == '{') {
+    o << "  out += \"{}\";\n}\n\n";
+  } else if (known == ',') {
+    o << "  out += '}';\n}\n\n";
+  } else {
+    o << "  if (separator == '{') out += '{';\n  out += '}';\n}\n\n";
+  }
 }
 
 std::string Generator::types_cpp() const {
