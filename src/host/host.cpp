@@ -289,6 +289,14 @@ Result<std::vector<std::string>> Host::publish(const proto::Fact& fact) {
   std::optional<rpc::Outgoing> message;
   std::vector<std::string> delivered;
   delivered.reserve(load_order_.size());
+  // Each plugin that hears it is handed the message once the next one is found: the last one
+  // is given the message itself, whose line it takes without a copy (callgrind, bench_host
+  // facts 1: an allocation and a copy of the line a fact fewer).
+  Plugin* hearing = nullptr;
+  bool hearing_activates = false;
+  const auto hand = [&](Plugin& p, rpc::Outgoing m, bool activates) {
+    if (p.supervisor->notify(std::move(m), activates)) delivered.push_back(p.manifest.id);
+  };
   for (Plugin* plugin : load_order_) {
     Plugin& p = *plugin;
     const policy::OnFor on{!p.projects.empty(), project && p.projects.count(*project) > 0};
@@ -303,8 +311,11 @@ Result<std::vector<std::string>> Host::publish(const proto::Fact& fact) {
       if (!made) return Error{kInvalidParams, "fact: " + made.error().message};
       message = std::move(*made);
     }
-    if (p.supervisor->notify(*message, activates)) delivered.push_back(p.manifest.id);
+    if (hearing) hand(*hearing, *message, hearing_activates);
+    hearing = &p;
+    hearing_activates = activates;
   }
+  if (hearing) hand(*hearing, std::move(*message), hearing_activates);
   return delivered;
 }
 

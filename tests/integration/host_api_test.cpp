@@ -137,6 +137,31 @@ TEST_F(HostApi, FactsReachTheirPluginInOrder) {
   EXPECT_TRUE(other->empty());
 }
 
+// One fact to several plugins: written once, each one that hears it gets all of it, in order
+// (the last is handed the message itself, the others a copy of its line), and one between
+// them that does not hear it gets none.
+TEST_F(HostApi, FactsReachEveryPluginThatHearsThemWhole) {
+  const auto first = load({"dev.api.first"});
+  const auto deaf = load(
+      {.id = "dev.api.deaf", .activation = {"event:ticket.created"}, .events = {"ticket.created"}});
+  const auto last = load({"dev.api.last"});
+  for (int seq = 1; seq <= 20; ++seq) {
+    auto delivered = host_->publish(typed_fact("agent.status", seq));
+    ASSERT_TRUE(delivered);
+    EXPECT_EQ(*delivered, (std::vector<std::string>{first, last}));
+  }
+  for (const auto& id : {first, last}) {
+    auto facts = call(id, "test/facts", json::object{});
+    ASSERT_TRUE(facts) << id;
+    ASSERT_EQ(facts->as_array().size(), 20u) << id;
+    for (int i = 0; i < 20; ++i)
+      EXPECT_EQ(facts->at(i).as_int64(), i + 1) << id;
+  }
+  auto none = call(deaf, "test/facts", json::object{});
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->as_array().empty());
+}
+
 // A plugin that reads slower than facts come: past its input's bound (4 MiB) the oldest facts
 // are dropped, and the journal counts them; the calls made meanwhile are kept, and answered
 // (protocol/delivery.hpp). What it got is in order.
