@@ -71,7 +71,8 @@ struct SandboxState {
         context(c),
         options(std::move(o)),
         workers(executor, 1),
-        cache(options.cache_folder) {}
+        cache(options.cache_folder),
+        spare_timer(executor) {}
 
   // A compile helper and what it compiles: counted until its helper ended and its stencil, if
   // it made one, is kept.
@@ -94,6 +95,9 @@ struct SandboxState {
   std::list<Compile> compiles;
   std::size_t reading = 0;  // prepare()s whose bundle is being read
   bool closed = false;
+  // The spares' making after a start took one (SandboxOptions::spare_delay), when it is due.
+  asio::steady_timer spare_timer;
+  bool spare_due = false;
 
   // A helper ready to take a program: a spare when one is there and alive, else a new one.
   Result<std::unique_ptr<HelperProcess>> take_helper() {
@@ -113,6 +117,23 @@ struct SandboxState {
       if (!helper) return;
       spares.push_back(std::move(*helper));
     }
+  }
+
+  // The same, spare_delay from now: once the instance of a start that took a spare is ready,
+  // so that the next one's process and engine do not start beside that start. Once at a time;
+  // what a make() starts meanwhile counts.
+  static void replenish_later(const std::shared_ptr<SandboxState>& state) {
+    if (state->closed || state->spare_due || state->spares.size() >= state->options.spares) return;
+    if (state->options.spare_delay <= std::chrono::milliseconds(0)) return state->replenish();
+    state->spare_due = true;
+    state->spare_timer.expires_after(state->options.spare_delay);
+    state->spare_timer.async_wait(
+        [weak = std::weak_ptr<SandboxState>(state)](boost::system::error_code ec) {
+          auto s = weak.lock();
+          if (!s || ec) return;
+          s->spare_due = false;
+          s->replenish();
+        });
   }
 };
 
@@ -293,7 +314,10 @@ void SandboxProgram::prepared(Result<Prepared> p) {
   forward.exited = lifeline_.guard([this](const ProgramEnd& end) { helper_ended(end); });
 
   ControlEvents control;
-  control.ready = lifeline_.guard([this] { ready_ = true; });
+  control.ready = lifeline_.guard([this] {
+    ready_ = true;
+    pay_spare();
+  });
   control.ended = lifeline_.guard([this](const wire::Ended& e) {
     if (told_) return;
     told_ = e.refusal ? refusal(e.reason) : crash(e.reason);
@@ -322,7 +346,7 @@ void SandboxProgram::prepared(Result<Prepared> p) {
     helper_->process().write(waiting_.take(0), delivery);
   }
   watch_memory();
-  state_->replenish();
+  spare_owed_ = true;
 }
 
 void SandboxProgram::send(std::string records, proto::Delivery delivery, bool request) {
@@ -499,9 +523,15 @@ ProgramEnd SandboxProgram::end_of(const ProgramEnd& helper_end) const {
   return crash("its instance crashed");
 }
 
+void SandboxProgram::pay_spare() {
+  if (!std::exchange(spare_owed_, false)) return;
+  SandboxState::replenish_later(state_);
+}
+
 void SandboxProgram::finish(ProgramEnd end) {
   if (finished_) return;
   finished_ = true;
+  pay_spare();
   if (memory_timer_) memory_timer_->cancel();
   auto exited = events_.exited;
   if (exited) exited(end);
@@ -516,6 +546,7 @@ SandboxProgramFactory::SandboxProgramFactory(asio::any_io_executor executor,
 
 SandboxProgramFactory::~SandboxProgramFactory() {
   state_->closed = true;
+  state_->spare_timer.cancel();
   state_->spares.clear();
   state_->compiles.clear();
   state_->workers.close(Workers::kCloseBound);

@@ -18,6 +18,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -44,6 +45,12 @@ struct SandboxOptions {
   // Helpers started ahead of need, each ready to take a plugin: a start then costs no process
   // start nor engine start (docs/PERFORMANCE.md). 0: each start makes its own.
   std::size_t spares = 1;
+  // When a start took a spare, the next one is started this long after that start's instance
+  // is ready (or has ended). Started at once, its process and engine start (about 29 ms of
+  // CPU, docs/PERFORMANCE.md) ran beside the start that had just taken the spare: on a busy or
+  // single core, that start was about twice as slow for the next one's sake. A start that comes
+  // before it is made starts a helper of its own, as without spares.
+  std::chrono::milliseconds spare_delay{50};
   // The host's own watch of a helper's memory, a backstop to the instance's account: past this
   // much private resident memory (no file backs it), read every second from /proc, the helper
   // is ended for its memory. 0: twice the plugin's memory limit (128 MB for 64), what the
@@ -103,6 +110,9 @@ class SandboxProgram final : public runtime::Program {
   runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
   void watch_memory();
   void finish(runtime::ProgramEnd end);
+  // The spare its start took, made again (SandboxOptions::spare_delay): once its instance is
+  // ready, or has ended before.
+  void pay_spare();
 
   Lifeline lifeline_;
   std::shared_ptr<SandboxState> state_;
@@ -111,7 +121,8 @@ class SandboxProgram final : public runtime::Program {
   std::unique_ptr<HelperProcess> helper_;
   std::optional<CompileCache::Key> key_;  // its bundle's, when it was given a stencil
   bool stencil_given_ = false;
-  bool ready_ = false;  // its module was compiled or decoded
+  bool ready_ = false;       // its module was compiled or decoded
+  bool spare_owed_ = false;  // its start took a spare, not made again yet (pay_spare)
   bool started_ = false;
   bool stopping_ = false;
   bool memory_stop_ = false;

@@ -38,6 +38,47 @@ TEST_F(Sandbox, AGoodPluginAnswersItsCallsAndKeepsItsState) {
   EXPECT_EQ(ended().reason, "its instance exited with code 0");
 }
 
+// A spare helper taken by a start is made again spare_delay after that start's instance is
+// ready, not beside the start; a start that comes meanwhile starts a helper of its own. (The
+// delays are long or short enough that no assertion depends on timing: a minute never passes
+// during these starts.)
+TEST_F(Sandbox, ASpareIsMadeAgainAfterItsDelayNotBesideTheStartThatTookIt) {
+  auto with_delay = [&](std::chrono::milliseconds delay) {
+    SandboxOptions options = SandboxOptions::installed();
+    options.spare_delay = delay;
+    return std::make_unique<SandboxProgramFactory>(io_.get_executor(), context_, options);
+  };
+  factory_ = with_delay(std::chrono::minutes(1));
+  start("echo", "plugin.mjs");
+  call(1, "initialize", json::object{{"protocolVersion", 1}});
+  ASSERT_TRUE(answer(1));
+  EXPECT_EQ(factory_->spares(), 0u);  // the start took the one its make() began
+  // Another start meanwhile: a helper of its own, and it answers.
+  auto first = std::move(program_);
+  start("echo", "plugin.mjs");
+  call(1, "initialize", json::object{{"protocolVersion", 1}});
+  ASSERT_TRUE(answer(1));
+  EXPECT_TRUE(in_a_helper());
+  EXPECT_EQ(factory_->spares(), 0u);
+  program_.reset();
+  first.reset();
+
+  // A short delay: the spare comes back once it is over, and the next start takes it.
+  factory_ = with_delay(std::chrono::milliseconds(50));
+  start("echo", "plugin.mjs");
+  call(1, "initialize", json::object{{"protocolVersion", 1}});
+  ASSERT_TRUE(answer(1));
+  ASSERT_TRUE(run_until([&] { return factory_->spares() == 1; }));
+  program_.reset();
+
+  // None: made again at once, as the start takes its helper.
+  factory_ = with_delay(std::chrono::milliseconds(0));
+  start("echo", "plugin.mjs");
+  call(1, "initialize", json::object{{"protocolVersion", 1}});
+  ASSERT_TRUE(answer(1));
+  EXPECT_EQ(factory_->spares(), 1u);
+}
+
 // What one handler of the host's thread writes leaves in one write once it returns (send's
 // gathering): in its order, a droppable line between kept ones included, nothing lost.
 TEST_F(Sandbox, LinesWrittenInOneGoArriveInTheirOrder) {
