@@ -115,11 +115,15 @@ void AppServer::write_next() {
   }
   if (writing_ || pending_.empty()) return;
   writing_ = true;
-  // One write of about 1 MiB of lines at most, so that the backlog shrinks as they go.
-  in_flight_ = pending_.take_joined(1024 * 1024);
+  // One write of kKeptWriteRoom bytes of lines at most, so that the backlog shrinks as they go,
+  // into the room the last write kept (as a plugin's input: runtime/process_program.cpp).
+  pending_.take_joined(in_flight_, kKeptWriteRoom);
   asio::async_write(out_, asio::buffer(in_flight_),
                     [this](boost::system::error_code ec, std::size_t) {
                       writing_ = false;
+                      in_flight_.clear();
+                      // The room of one long line is not kept for the app's life.
+                      if (in_flight_.capacity() > kKeptWriteRoom) std::string().swap(in_flight_);
                       if (ec) {  // the app is gone: nothing more goes out
                         pending_.clear();
                       }

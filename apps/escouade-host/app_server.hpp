@@ -50,6 +50,9 @@ class AppServer {
   // Past this backlog (an app that does not read its input) the host reads no more requests
   // from it, and notifications are dropped, the oldest first; reading resumes at half.
   static constexpr std::size_t kMaxBacklog = 16 * 1024 * 1024;
+  // The most bytes of lines one write to the app takes, and the room its buffer keeps between
+  // writes (a longer line's is given back).
+  static constexpr std::size_t kKeptWriteRoom = 256 * 1024;
   // Calls `done` once drained(): at once when it is already.
   void when_drained(std::function<void()> done);
 

@@ -28,17 +28,20 @@ bool LineQueue::push(std::string text, proto::Delivery delivery, std::size_t hel
   return true;
 }
 
-std::string LineQueue::take_joined(std::size_t limit) {
-  if (lines_.empty()) return {};
-  if (lines_.size() == 1 || lines_.front().text.size() >= limit) return take(0);
-  std::string out;
-  out.reserve(bytes_ < limit ? bytes_ : limit);
-  while (!lines_.empty() && out.size() < limit) {
+void LineQueue::take_joined(std::string& out, std::size_t limit) {
+  if (lines_.empty()) return;
+  if (out.empty() && out.capacity() < lines_.front().text.size() &&
+      (lines_.size() == 1 || lines_.front().text.size() >= limit)) {
+    out = take(0);
+    return;
+  }
+  const std::size_t want = out.size() + (bytes_ < limit ? bytes_ : limit);
+  if (out.capacity() < want) out.reserve(want);
+  do {
     out += lines_.front().text;
     forget(lines_.front());
     lines_.pop_front();
-  }
-  return out;
+  } while (!lines_.empty() && out.size() < limit);
 }
 
 std::string LineQueue::take(std::size_t at) {

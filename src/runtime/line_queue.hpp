@@ -32,9 +32,12 @@ class LineQueue {
   // counted against the bound. Returns false when `text` itself was dropped.
   bool push(std::string text, proto::Delivery delivery, std::size_t held = 0);
 
-  // Takes lines from the front, in order, joined, until `limit` bytes are taken or none is left
-  // (one line at least): one write for a burst. A line taken alone is moved, not copied.
-  std::string take_joined(std::size_t limit = std::numeric_limits<std::size_t>::max());
+  // Takes lines from the front, in order, onto the end of `out`, until it holds `limit` bytes or
+  // none is left (one line at least): one write for a burst, into a buffer its owner keeps, so
+  // that a burst is not a fresh allocation (whose pages the allocator may have handed back) each
+  // time. A line taken alone into an empty `out` with less room than it needs is moved, not
+  // copied: a sandbox helper's start record weighs megabytes.
+  void take_joined(std::string& out, std::size_t limit = std::numeric_limits<std::size_t>::max());
   // Takes the line at `at`.
   std::string take(std::size_t at);
   void clear() noexcept;

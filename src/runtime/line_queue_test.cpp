@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,23 +74,71 @@ TEST(LineQueue, BytesHeldElsewhereCountAgainstTheBound) {
   EXPECT_EQ(q.dropped(), 1u);
 }
 
+// take_joined into a fresh string: what it took.
+std::string joined(LineQueue& q, std::size_t limit = std::numeric_limits<std::size_t>::max()) {
+  std::string out;
+  q.take_joined(out, limit);
+  return out;
+}
+
 TEST(LineQueue, TakeJoinedTakesInOrderUpToItsLimitAndMovesALoneLine) {
   LineQueue q(1 << 20);
   std::string big(1000, 'x');
   const char* data = big.data();
   q.push(std::move(big), Delivery::kept);
-  const std::string alone = q.take_joined();
+  const std::string alone = joined(q);
   EXPECT_EQ(alone.data(), data) << "moved, not copied";
   EXPECT_TRUE(q.empty());
-  EXPECT_EQ(q.take_joined(), "");
+  EXPECT_EQ(joined(q), "");
 
   for (const char* l : {"a\n", "bb\n", "ccc\n", "dddd\n"})
     q.push(l, Delivery::droppable);
-  EXPECT_EQ(q.take_joined(5), "a\nbb\n");  // stops once 5 bytes are taken
+  EXPECT_EQ(joined(q, 5), "a\nbb\n");  // stops once 5 bytes are taken
   EXPECT_EQ(q.bytes(), 9u);
-  EXPECT_EQ(q.take_joined(1), "ccc\n");  // one line at least
-  EXPECT_EQ(q.take_joined(), "dddd\n");
+  EXPECT_EQ(joined(q, 1), "ccc\n");  // one line at least
+  EXPECT_EQ(joined(q), "dddd\n");
   EXPECT_EQ(q.bytes(), 0u);
+}
+
+TEST(LineQueue, TakeJoinedWritesIntoTheRoomItIsGiven) {
+  LineQueue q(1 << 20);
+  std::string out;
+  out.reserve(4096);
+  const char* room = out.data();
+  for (const char* l : {"a\n", "bb\n"})
+    q.push(l, Delivery::kept);
+  q.take_joined(out);
+  EXPECT_EQ(out, "a\nbb\n");
+  EXPECT_EQ(out.data(), room) << "no new buffer for a burst that fits";
+
+  // A line alone that fits is copied into the room too, not moved over it.
+  out.clear();
+  q.push(std::string(1000, 'y'), Delivery::kept);
+  q.take_joined(out);
+  EXPECT_EQ(out, std::string(1000, 'y'));
+  EXPECT_EQ(out.data(), room);
+
+  // What is already there stays in front; the limit counts it.
+  out = "z\n";
+  for (const char* l : {"c\n", "d\n", "e\n"})
+    q.push(l, Delivery::kept);
+  q.take_joined(out, 4);
+  EXPECT_EQ(out, "z\nc\n");
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.bytes(), 4u);
+}
+
+TEST(LineQueue, WhatALimitedTakeLeavesCanStillBeDropped) {
+  // Lines left by a take stay under the queue's rule: the oldest droppable go first.
+  LineQueue q(13);
+  for (const char* l : {"f1\n", "f2\n", "f3\n"})
+    q.push(l, Delivery::droppable);
+  std::string out;
+  q.take_joined(out, 3);
+  EXPECT_EQ(out, "f1\n");
+  EXPECT_TRUE(q.push("kept-1\n", Delivery::kept, out.size()));  // 3 held + 6 + 7 > 13: f2 goes
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"f3\n", "kept-1\n"}));
+  EXPECT_EQ(q.dropped(), 1u);
 }
 
 TEST(LineQueue, ALineTakenFromTheMiddleLeavesTheOthersInOrder) {

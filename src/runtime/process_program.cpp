@@ -34,7 +34,9 @@ namespace {
 constexpr std::size_t kInputBacklog = 4u * 1024u * 1024u;
 // Without a pidfd (kernels before 5.3), how often to look whether the process ended.
 constexpr std::chrono::milliseconds kExitPoll{50};
-// What a write's buffer may keep between writes; a larger one is given back once written.
+// What a write's buffer may keep between writes (a longer line's is given back once written),
+// and the most bytes of queued lines one write takes: what waits beyond stays in the queue,
+// where droppable lines may still go.
 constexpr std::size_t kKeptWriteRoom = 256u * 1024u;
 
 }  // namespace
@@ -68,6 +70,10 @@ struct ProcessProgram::State {
   // stdout is not read until half of that is (back-pressure, as a pipe does), and droppable
   // lines (facts) go, the oldest first (LineQueue).
   LineQueue pending{kInputBacklog};
+  // What is being written: lines taken from `pending`, joined into the room the last write kept.
+  // That room was a new buffer each write, the size of all that waited (megabytes, for a plugin
+  // that reads slowly), given back after the write and its pages faulted in again for the next
+  // (bench_host facts 10, pinned: 48,800 page faults; issue 32).
   std::string in_flight;
   // Of what waits to be written, the bytes write_first() gave: not counted in backlog().
   std::size_t uncounted = 0;
@@ -253,14 +259,15 @@ void resume_if_drained(const StatePtr& s);
 void write_next(const StatePtr& s) {
   if (s->writing || s->pending.empty() || !s->in) return;
   s->writing = true;
-  // One line alone is taken, not copied: a sandbox helper's start record weighs megabytes.
-  s->in_flight = s->pending.take_joined();
+  // kKeptWriteRoom bytes at most. One line alone that does not fit the room is taken, not
+  // copied: a sandbox helper's start record weighs megabytes.
+  s->pending.take_joined(s->in_flight, kKeptWriteRoom);
   asio::async_write(*s->in, asio::buffer(s->in_flight),
                     [s](boost::system::error_code ec, std::size_t) {
                       if (!s->owner) return;
                       s->writing = false;
                       s->in_flight.clear();
-                      // The room of a large write (a start record) is not kept for its life.
+                      // The room of a long line (a start record) is not kept for its life.
                       if (s->in_flight.capacity() > kKeptWriteRoom)
                         std::string().swap(s->in_flight);
                       s->uncounted = 0;  // it was at the front of the first write

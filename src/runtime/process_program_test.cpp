@@ -188,6 +188,25 @@ TEST_F(ProcessProgramTest, AnswersAfterEachPauseAndABurstLargerThanTheBufferAllA
   EXPECT_EQ(out_[51], "end");
 }
 
+// Lines queued faster than one write takes (256 KiB at most a write, in the room the last one
+// kept) all reach the program whole and in order, a long one among them.
+TEST_F(ProcessProgramTest, ABurstOfManyWritesWorthOfLinesArrivesWholeAndInOrder) {
+  auto p = make("exec cat");
+  ASSERT_TRUE(p->start(events()));
+  std::vector<std::string> sent;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = "line " + std::to_string(i) + " " + std::string(i % 173, 'a' + i % 26);
+    if (i == 7000) line += std::string(300000, 'z');  // longer than the room kept
+    sent.push_back(line);
+    p->write(line + "\n", proto::Delivery::kept);
+  }
+  run_until([&] { return out_.size() == sent.size(); });
+  EXPECT_EQ(out_, sent);
+  EXPECT_EQ(p->input_backlog(), 0u);
+  p->stop();
+  run_until([&] { return exit_.has_value(); });
+}
+
 TEST_F(ProcessProgramTest, OversizedOutputLineIsDroppedAndTheNextOneComes) {
   context_.max_line_bytes = 1024;
   auto p = make(R"(head -c 5000 /dev/zero | tr '\0' y; echo; echo '{"ok":1}')");
