@@ -110,8 +110,8 @@ class SandboxProgram final : public runtime::Program {
   runtime::ProgramEnd end_of(const runtime::ProgramEnd& helper_end) const;
   void watch_memory();
   void finish(runtime::ProgramEnd end);
-  // The spare its start took, made again (SandboxOptions::spare_delay): once its instance is
-  // ready, or has ended before.
+  // The spares made up to their count after its start (SandboxOptions::spare_delay), whether it
+  // took one or started its own: once its instance is ready, or has ended before.
   void pay_spare();
 
   Lifeline lifeline_;
@@ -122,7 +122,7 @@ class SandboxProgram final : public runtime::Program {
   std::optional<CompileCache::Key> key_;  // its bundle's, when it was given a stencil
   bool stencil_given_ = false;
   bool ready_ = false;       // its module was compiled or decoded
-  bool spare_owed_ = false;  // its start took a spare, not made again yet (pay_spare)
+  bool spare_owed_ = false;  // started, the spares not yet made up after it (pay_spare)
   bool started_ = false;
   bool stopping_ = false;
   bool memory_stop_ = false;
