@@ -32,8 +32,8 @@ class LineQueue {
   // counted against the bound. Returns false when `text` itself was dropped.
   bool push(std::string text, proto::Delivery delivery, std::size_t held = 0);
 
-  // Takes lines from the front, in order, onto the end of `out`, until it holds `limit` bytes or
-  // none is left (one line at least): one write for a burst, into a buffer its owner keeps, so
+  // Takes lines from the front, in order, onto the end of `out`, as long as each fits within
+  // `limit` bytes (one line at least): one write for a burst, into a buffer its owner keeps, so
   // that a burst is not a fresh allocation (whose pages the allocator may have handed back) each
   // time. A line taken alone into an empty `out` with less room than it needs is moved, not
   // copied: a sandbox helper's start record weighs megabytes.

@@ -128,6 +128,37 @@ TEST(LineQueue, TakeJoinedWritesIntoTheRoomItIsGiven) {
   EXPECT_EQ(q.bytes(), 4u);
 }
 
+TEST(LineQueue, TakeJoinedNeverGrowsItsRoomPastTheLimit) {
+  // The owner keeps a buffer of `limit` bytes from write to write and gives back a larger one:
+  // a take that grew it past the limit made every write a fresh allocation.
+  LineQueue q(1 << 20);
+  for (int i = 0; i < 10; ++i)
+    q.push(std::string(999, 'a' + i) + "\n", Delivery::droppable);
+  std::string out;
+  q.take_joined(out, 4096);
+  EXPECT_EQ(out.size(), 4000u) << "four whole lines; the fifth would pass the limit";
+  EXPECT_LE(out.capacity(), 4096u);
+  EXPECT_EQ(q.size(), 6u);
+
+  // Grown from a smaller room: to the limit, not to twice the room.
+  std::string small;
+  small.reserve(3000);
+  q.take_joined(small, 4096);
+  EXPECT_EQ(small.size(), 4000u);
+  EXPECT_LE(small.capacity(), 4096u);
+  EXPECT_EQ(small.substr(0, 3), "eee");
+
+  // A line longer than the limit still goes, alone.
+  q.push(std::string(5000, 'z') + "\n", Delivery::kept);
+  out.clear();
+  q.take_joined(out, 4096);
+  EXPECT_EQ(out.size(), 2000u) << "the two lines left before it";
+  out.clear();
+  q.take_joined(out, 4096);
+  EXPECT_EQ(out.size(), 5001u);
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(LineQueue, WhatALimitedTakeLeavesCanStillBeDropped) {
   // Lines left by a take stay under the queue's rule: the oldest droppable go first.
   LineQueue q(13);
