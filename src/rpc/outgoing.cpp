@@ -125,6 +125,11 @@ std::string Outgoing::request_line(std::int64_t id) const {
   return out;
 }
 
+std::shared_ptr<const std::string> Outgoing::shared_line() const {
+  // Owned with the message itself: its line lives while any queue holds it.
+  return std::shared_ptr<const std::string>(body_, &body_->line);
+}
+
 std::string Outgoing::line_to_send(std::int64_t id) {
   if (body_.use_count() != 1 || body_->given) {
     return body_->request ? request_line(id) : body_->line;

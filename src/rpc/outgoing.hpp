@@ -91,6 +91,14 @@ class Outgoing {
   // timer's firing: its params are not copied again); while other copies exist (a fact for many
   // plugins, a decision for many voters, an attachment remembered), each gets a copy.
   std::string line_to_send(std::int64_t id = 0);
+  // A notification's line, '\n' included, shared with every peer it goes to instead of copied
+  // for each (a fact for ten plugins): the message's own text, which is never changed while
+  // shared (line_to_send gives it away only from a copy that nothing shares). Empty once given
+  // away, as line_to_send's: asked for while is_shared().
+  std::shared_ptr<const std::string> shared_line() const;
+  // Whether other copies of this message exist (or lines shared from it): its line then goes
+  // shared; the last copy alone gives its line away instead (line_to_send).
+  bool is_shared() const noexcept { return body_.use_count() > 1 && !body_->given; }
   // Whether `other` is this very message (a copy of it), not one with the same text.
   bool same_as(const Outgoing& other) const noexcept { return body_ == other.body_; }
 

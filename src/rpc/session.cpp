@@ -280,6 +280,11 @@ void Session::dispatch(Message&& m, const std::shared_ptr<LineSink>& batch) {
 
 void Session::notify(Outgoing message) {
   if (core_->closed) return;
+  if (shared_droppable_sink_ && message.delivery() == proto::Delivery::droppable &&
+      message.is_shared()) {
+    shared_droppable_sink_(message.shared_line());
+    return;
+  }
   std::string line = message.line_to_send();
   if (droppable_sink_ && message.delivery() == proto::Delivery::droppable) {
     droppable_sink_(std::move(line));

@@ -88,6 +88,10 @@ class Session {
   // not read, runtime::Program::write with Delivery::droppable); every other line, kept
   // notifications included, goes where the session sends. Unset: every line goes there.
   void set_droppable_sink(SendLine sink) { droppable_sink_ = std::move(sink); }
+  // Where the droppable notifications go instead, their line shared with every other peer the
+  // same message goes to (Outgoing::shared_line) rather than copied for each. Unset: as above.
+  using SendShared = std::function<void(std::shared_ptr<const std::string> line)>;
+  void set_shared_droppable_sink(SendShared sink) { shared_droppable_sink_ = std::move(sink); }
 
   // Rewrites what the peer sent before a report quotes (and cuts) it: the masking of secrets.
   void set_redactor(std::function<void(std::string&)> redact) { redact_ = std::move(redact); }
@@ -218,6 +222,7 @@ class Session {
   std::function<void(std::string&)> redact_;
   Report notice_;
   SendLine droppable_sink_;
+  SendShared shared_droppable_sink_;
   Lifeline lifeline_;
 };
 

@@ -106,6 +106,48 @@ TEST_F(SessionTest, EachNotificationGoesTheWayItsMethodSays) {
   EXPECT_EQ(droppable[2], droppable[1]);
 }
 
+// A fact for several peers is one line that each peer's queue shares, not a copy each; the
+// last copy of a message nothing else shares gives its line away as before, and a kept
+// notification never goes shared.
+TEST_F(SessionTest, OneFactForSeveralPeersIsOneSharedLine) {
+  std::vector<std::shared_ptr<const std::string>> shared_a, shared_b;
+  std::vector<std::string> given;
+  Session other(
+      io_.get_executor(), [](std::string) {}, [](std::string_view) {});
+  for (Session* s : {&session(), &other}) {
+    s->set_droppable_sink([&](std::string line) { given.push_back(std::move(line)); });
+  }
+  session().set_shared_droppable_sink(
+      [&](std::shared_ptr<const std::string> line) { shared_a.push_back(std::move(line)); });
+  other.set_shared_droppable_sink(
+      [&](std::shared_ptr<const std::string> line) { shared_b.push_back(std::move(line)); });
+
+  proto::Fact fact;
+  fact.name = proto::FactName::agent_status;
+  Outgoing message = *Outgoing::notification<proto::method::EventsFact>(fact);
+  const std::string text(message.notification_line());
+  session().notify(message);         // a copy stays: shared
+  other.notify(std::move(message));  // the last copy, but its line is queued by the first: shared
+  ASSERT_EQ(shared_a.size(), 1u);
+  ASSERT_EQ(shared_b.size(), 1u);
+  EXPECT_EQ(shared_a[0].get(), shared_b[0].get()) << "one string for both";
+  EXPECT_EQ(*shared_a[0], text);
+  EXPECT_TRUE(given.empty());
+
+  // A fact for one peer alone: its line is given away, as a string.
+  session().notify(*Outgoing::notification<proto::method::EventsFact>(fact));
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_EQ(given[0], text);
+  EXPECT_EQ(shared_a.size(), 1u);
+
+  // A kept notification goes with the kept lines, shared or not.
+  const Outgoing fired = notification("timer/fired", json::object{{"timer", 1}});
+  session().notify(fired);
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0], std::string(fired.notification_line()));
+  EXPECT_EQ(shared_a.size(), 1u);
+}
+
 TEST_F(SessionTest, RequestIsAnsweredWithItsIdAndType) {
   session().handle("echo", [](const json::value* params, Reply<> reply) {
     reply.result(params ? *params : json::value(nullptr));

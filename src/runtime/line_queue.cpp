@@ -4,15 +4,14 @@
 
 namespace escouade::runtime {
 
-bool LineQueue::push(std::string text, proto::Delivery delivery, std::size_t held) {
-  const bool droppable = delivery == proto::Delivery::droppable;
+bool LineQueue::make_room(std::size_t size, bool droppable, std::size_t held) {
   // A droppable line that would not fit beside the kept ones alone is the one to go: dropping
   // older ones would not make room for it.
-  if (droppable && held + kept_bytes_ + text.size() > bound_) {
+  if (droppable && held + kept_bytes_ + size > bound_) {
     ++dropped_;
     return false;
   }
-  const auto over = [&] { return held + bytes_ + text.size() > bound_; };
+  const auto over = [&] { return held + bytes_ + size > bound_; };
   for (auto it = lines_.begin(); it != lines_.end() && over();) {
     if (it->delivery != proto::Delivery::droppable) {
       ++it;
@@ -22,15 +21,27 @@ bool LineQueue::push(std::string text, proto::Delivery delivery, std::size_t hel
     it = lines_.erase(it);
     ++dropped_;
   }
-  bytes_ += text.size();
-  if (!droppable) kept_bytes_ += text.size();
-  lines_.push_back(Line{std::move(text), delivery});
+  bytes_ += size;
+  if (!droppable) kept_bytes_ += size;
+  return true;
+}
+
+bool LineQueue::push(std::string text, proto::Delivery delivery, std::size_t held) {
+  if (!make_room(text.size(), delivery == proto::Delivery::droppable, held)) return false;
+  lines_.push_back(Line{std::move(text), delivery, nullptr});
+  return true;
+}
+
+bool LineQueue::push(std::shared_ptr<const std::string> text, proto::Delivery delivery,
+                     std::size_t held) {
+  if (!make_room(text->size(), delivery == proto::Delivery::droppable, held)) return false;
+  lines_.push_back(Line{std::string(), delivery, std::move(text)});
   return true;
 }
 
 void LineQueue::take_joined(std::string& out, std::size_t limit) {
   if (lines_.empty()) return;
-  if (out.empty() && out.capacity() < lines_.front().text.size() &&
+  if (out.empty() && !lines_.front().shared && out.capacity() < lines_.front().text.size() &&
       (lines_.size() == 1 || lines_.front().text.size() >= limit)) {
     out = take(0);
     return;
@@ -49,15 +60,16 @@ void LineQueue::take_joined(std::string& out, std::size_t limit) {
   }
   // Whole lines while they fit (the first one always goes).
   do {
-    out += lines_.front().text;
+    out += lines_.front().view();
     forget(lines_.front());
     lines_.pop_front();
-  } while (!lines_.empty() && out.size() + lines_.front().text.size() <= limit);
+  } while (!lines_.empty() && out.size() + lines_.front().view().size() <= limit);
 }
 
 std::string LineQueue::take(std::size_t at) {
   forget(lines_[at]);
-  std::string text = std::move(lines_[at].text);
+  std::string text =
+      lines_[at].shared ? std::string(*lines_[at].shared) : std::move(lines_[at].text);
   lines_.erase(lines_.begin() + static_cast<std::ptrdiff_t>(at));
   return text;
 }
@@ -69,8 +81,9 @@ void LineQueue::clear() noexcept {
 }
 
 void LineQueue::forget(const Line& line) noexcept {
-  bytes_ -= line.text.size();
-  if (line.delivery != proto::Delivery::droppable) kept_bytes_ -= line.text.size();
+  const std::size_t size = line.view().size();
+  bytes_ -= size;
+  if (line.delivery != proto::Delivery::droppable) kept_bytes_ -= size;
 }
 
 std::size_t LineQueue::take_dropped() noexcept {

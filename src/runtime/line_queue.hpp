@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "protocol/delivery.hpp"
 
@@ -21,9 +23,14 @@ namespace escouade::runtime {
 
 class LineQueue {
  public:
+  // Its text is its own, or shared with the other peers it went to (a fact for ten plugins is
+  // one string, not ten): `shared` when set, else `text`.
   struct Line {
     std::string text;
     proto::Delivery delivery;
+    std::shared_ptr<const std::string> shared;
+
+    std::string_view view() const noexcept { return shared ? std::string_view(*shared) : text; }
   };
 
   explicit LineQueue(std::size_t bound) noexcept : bound_(bound) {}
@@ -31,6 +38,9 @@ class LineQueue {
   // Queues `text`, `held` more bytes of the same peer's being held elsewhere (a write under way),
   // counted against the bound. Returns false when `text` itself was dropped.
   bool push(std::string text, proto::Delivery delivery, std::size_t held = 0);
+  // The same with a text shared with others, which is never written to.
+  bool push(std::shared_ptr<const std::string> text, proto::Delivery delivery,
+            std::size_t held = 0);
 
   // Takes lines from the front, in order, onto the end of `out`, as long as each fits within
   // `limit` bytes (one line at least): one write for a burst, into a buffer its owner keeps, so
@@ -38,7 +48,7 @@ class LineQueue {
   // time. A line taken alone into an empty `out` with less room than it needs is moved, not
   // copied: a sandbox helper's start record weighs megabytes.
   void take_joined(std::string& out, std::size_t limit = std::numeric_limits<std::size_t>::max());
-  // Takes the line at `at`.
+  // Takes the line at `at` (a copy of a shared text).
   std::string take(std::size_t at);
   void clear() noexcept;
 
@@ -53,6 +63,8 @@ class LineQueue {
   std::size_t take_dropped() noexcept;
 
  private:
+  // Makes room for a line of `size` bytes; false when it is droppable and must go itself.
+  bool make_room(std::size_t size, bool droppable, std::size_t held);
   void forget(const Line& line) noexcept;  // its bytes out of the counts
 
   std::deque<Line> lines_;

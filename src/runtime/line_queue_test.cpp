@@ -14,7 +14,7 @@ using proto::Delivery;
 std::vector<std::string> texts(const LineQueue& q) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < q.size(); ++i)
-    out.push_back(q[i].text);
+    out.push_back(std::string(q[i].view()));
   return out;
 }
 
@@ -157,6 +157,32 @@ TEST(LineQueue, TakeJoinedNeverGrowsItsRoomPastTheLimit) {
   q.take_joined(out, 4096);
   EXPECT_EQ(out.size(), 5001u);
   EXPECT_TRUE(q.empty());
+}
+
+// A line shared with other queues (a fact for several plugins) counts, drops and joins as its
+// own would, and is never written to.
+TEST(LineQueue, ASharedLineIsCountedDroppedAndTakenAsAnOwnedOne) {
+  LineQueue q(12);
+  auto fact = std::make_shared<const std::string>("fact\n");
+  EXPECT_TRUE(q.push(fact, Delivery::droppable));
+  EXPECT_TRUE(q.push(fact, Delivery::droppable));
+  EXPECT_EQ(q.bytes(), 10u);
+  EXPECT_EQ(fact.use_count(), 3);
+  EXPECT_TRUE(q.push("kept\n", Delivery::kept));  // 15 > 12: the oldest fact goes
+  EXPECT_EQ(q.dropped(), 1u);
+  EXPECT_EQ(fact.use_count(), 2);
+  EXPECT_EQ(texts(q), (std::vector<std::string>{"fact\n", "kept\n"}));
+
+  // Taken alone into an empty buffer, a shared line is copied, not moved away from the others.
+  std::string out;
+  q.take_joined(out, 5);
+  EXPECT_EQ(out, "fact\n");
+  EXPECT_EQ(*fact, "fact\n");
+  EXPECT_EQ(fact.use_count(), 1);
+  EXPECT_TRUE(q.push(fact, Delivery::kept));
+  EXPECT_EQ(q.take(1), "fact\n");
+  EXPECT_EQ(*fact, "fact\n");
+  EXPECT_EQ(q.bytes(), 5u);
 }
 
 TEST(LineQueue, WhatALimitedTakeLeavesCanStillBeDropped) {

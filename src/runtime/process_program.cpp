@@ -564,6 +564,19 @@ void ProcessProgram::write(std::string line, proto::Delivery delivery) {
   queue_line(state_, std::move(line), delivery);
 }
 
+void ProcessProgram::write_shared(std::shared_ptr<const std::string> line,
+                                  proto::Delivery delivery) {
+  if (!state_->running) return;
+  if (delivery != proto::Delivery::droppable) return write(std::string(*line), delivery);
+  // A droppable notification: never written at once nor a request (queue_line), it joins
+  // what waits.
+  auto& s = state_;
+  const std::size_t dropped = s->pending.dropped();
+  s->pending.push(std::move(line), delivery, s->in_flight_counted());
+  if (s->pending.dropped() != dropped) note_full(s);
+  write_next(s);
+}
+
 void ProcessProgram::write_request(std::string bytes) {
   if (!state_->running) return;
   queue_line(state_, std::move(bytes), proto::Delivery::kept, true);

@@ -50,6 +50,7 @@ class ProcessProgram final : public Program {
   // A request of the host's that the pipe takes whole reads its answer at once when the plugin
   // already gave it: its lines are then handed on before write() returns (process_program.cpp).
   void write(std::string line, proto::Delivery delivery) override;
+  void write_shared(std::shared_ptr<const std::string> line, proto::Delivery delivery) override;
   // Kept bytes that end with a request of the host's in a form write() cannot read as one (a
   // sandbox helper's records): written and answered at once as write() does a request line.
   void write_request(std::string bytes);

@@ -207,6 +207,41 @@ TEST_F(ProcessProgramTest, ABurstOfManyWritesWorthOfLinesArrivesWholeAndInOrder)
   run_until([&] { return exit_.has_value(); });
 }
 
+// Lines shared with other programs (a fact for several plugins) go out among the others, whole
+// and in order, to each program, and stay as they were for the rest.
+TEST_F(ProcessProgramTest, SharedLinesArriveAmongTheOthersInOrderToEachProgram) {
+  auto a = make("exec cat");
+  auto b = make("exec cat");
+  ASSERT_TRUE(a->start(events()));
+  std::vector<std::string> b_out;
+  bool b_ended = false;
+  ProgramEvents b_events = events();
+  b_events.output_line = [&](std::string_view l) { b_out.emplace_back(l); };
+  b_events.exited = [&](const ProgramEnd&) { b_ended = true; };
+  ASSERT_TRUE(b->start(std::move(b_events)));
+  std::vector<std::string> facts;
+  std::vector<std::string> sent;
+  for (int i = 0; i < 5000; ++i) {
+    std::string line = "fact " + std::to_string(i) + " " + std::string(i % 97, 'f');
+    auto shared = std::make_shared<const std::string>(line + "\n");
+    a->write_shared(shared, proto::Delivery::droppable);
+    b->write_shared(shared, proto::Delivery::droppable);
+    sent.push_back(line);
+    facts.push_back(line);
+    if (i % 10 == 0) {
+      sent.push_back("kept " + std::to_string(i));
+      a->write(sent.back() + "\n", proto::Delivery::kept);
+    }
+    EXPECT_EQ(*shared, line + "\n");
+  }
+  run_until([&] { return out_.size() == sent.size() && b_out.size() == facts.size(); });
+  EXPECT_EQ(out_, sent);
+  EXPECT_EQ(b_out, facts);
+  a->stop();
+  b->stop();
+  run_until([&] { return exit_.has_value() && b_ended; });
+}
+
 TEST_F(ProcessProgramTest, OversizedOutputLineIsDroppedAndTheNextOneComes) {
   context_.max_line_bytes = 1024;
   auto p = make(R"(head -c 5000 /dev/zero | tr '\0' y; echo; echo '{"ok":1}')");

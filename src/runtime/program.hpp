@@ -137,6 +137,11 @@ class Program {
   // (what the host holds for one plugin is bounded); a kept one never is: past the bound it
   // waits, and the plugin's output is not read until it took half.
   virtual void write(std::string line, proto::Delivery delivery) = 0;
+  // The same with a line shared with other programs (a fact for several plugins), which it
+  // must not change. A program that keeps no shared lines takes a copy.
+  virtual void write_shared(std::shared_ptr<const std::string> line, proto::Delivery delivery) {
+    write(std::string(*line), delivery);
+  }
   // Ends it and everything it started; `exited` follows.
   virtual void stop() = 0;
   // The bytes written to it that wait to be handed to its input (its process's pipe, its

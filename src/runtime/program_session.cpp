@@ -13,6 +13,10 @@ std::unique_ptr<rpc::Session> session_for(Program* program, boost::asio::any_io_
   auto session = std::make_unique<rpc::Session>(std::move(executor), writer(proto::Delivery::kept),
                                                 std::move(report), clock);
   session->set_droppable_sink(writer(proto::Delivery::droppable));
+  session->set_shared_droppable_sink([program, sent](std::shared_ptr<const std::string> line) {
+    if (sent) sent(*line);
+    if (program) program->write_shared(std::move(line), proto::Delivery::droppable);
+  });
   return session;
 }
 

@@ -135,7 +135,7 @@ std::optional<std::string> Channel::next_input_where(
   for (;;) {
     if (cause_.load() != StopCause::none) return std::nullopt;
     for (std::size_t i = looked; i < input_.size(); ++i) {
-      if (wanted(input_[i].text)) return take(i);
+      if (wanted(input_[i].view())) return take(i);
     }
     looked = input_.size();
     const std::size_t before = input_.size();
