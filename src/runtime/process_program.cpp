@@ -332,6 +332,16 @@ void take_answer_now(const StatePtr& s) {
   s->delivering = false;
 }
 
+// `line` (its own text, or one shared with other programs) behind what waits, then the next write.
+// Its input full: droppable lines go, the oldest first (LineQueue), and that is told once.
+template <class Text>
+void enqueue(const StatePtr& s, Text line, proto::Delivery delivery) {
+  const std::size_t dropped = s->pending.dropped();
+  s->pending.push(std::move(line), delivery, s->in_flight_counted());
+  if (s->pending.dropped() != dropped) note_full(s);
+  write_next(s);
+}
+
 // `request`: the bytes end with a request of the host's that is_request_line cannot see (a sandbox
 // helper's records, write_request).
 void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
@@ -368,11 +378,7 @@ void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
     }
     line.erase(0, n);
   }
-  // Its input full: droppable lines go, the oldest first (LineQueue), and that is told once.
-  const std::size_t dropped = s->pending.dropped();
-  s->pending.push(std::move(line), delivery, s->in_flight_counted());
-  if (s->pending.dropped() != dropped) note_full(s);
-  write_next(s);
+  enqueue(s, std::move(line), delivery);
 }
 
 int fd_of(const PipeReader* r) {
@@ -570,11 +576,7 @@ void ProcessProgram::write_shared(std::shared_ptr<const std::string> line,
   if (delivery != proto::Delivery::droppable) return write(std::string(*line), delivery);
   // A droppable notification: never written at once nor a request (queue_line), it joins
   // what waits.
-  auto& s = state_;
-  const std::size_t dropped = s->pending.dropped();
-  s->pending.push(std::move(line), delivery, s->in_flight_counted());
-  if (s->pending.dropped() != dropped) note_full(s);
-  write_next(s);
+  enqueue(state_, std::move(line), delivery);
 }
 
 void ProcessProgram::write_request(std::string bytes) {
