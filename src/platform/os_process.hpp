@@ -40,6 +40,16 @@ std::optional<ProcEntry> read_process(int pid);
 // read_process_table (macOS, whose table is one sysctl).
 std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int>& groups);
 
+// The same members, looked for among this process's own children alone: their pids from its
+// lists of children, a getpgid(2) of each, the rows of the members. Enough for the freeze of
+// the trees of `leaders` when each is a child of this process (ended or not, not reaped) and
+// this process is a subreaper: a member of a leader's group that is not the leader's descendant
+// by the lists lost its parent in the tree and came here (one that joined the group from
+// outside the tree is not looked for). nullopt otherwise, and where the lists are not kept
+// (macOS, a kernel without CONFIG_PROC_CHILDREN).
+std::optional<std::vector<ProcEntry>> group_members_among_own_children(
+    const std::unordered_set<int>& groups, const std::vector<int>& leaders);
+
 // The children of `pid` (of every thread of it), with their state (uid left 0), read without a
 // scan of the whole table: Linux's /proc/<pid>/task/*/children, each one's parent checked in its
 // own stat. Empty when `pid` is gone; nullopt where the system does not say (macOS, a kernel

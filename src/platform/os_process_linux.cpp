@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -124,21 +125,24 @@ std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int
   return members;
 }
 
-std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over) {
-  // Whether the kernel keeps the lists (CONFIG_PROC_CHILDREN), asked once of this process.
+namespace {
+
+// The pids in the lists of children of every thread of `pid` (none when it is gone), those in
+// `passed_over` left out; nullopt where the kernel keeps no such lists (CONFIG_PROC_CHILDREN).
+std::optional<std::vector<int>> listed_children(int pid, const std::set<int>& passed_over) {
+  // Whether the kernel keeps the lists, asked once of this process.
   static const bool listed_here = [] {
     char probe[64];
     std::snprintf(probe, sizeof probe, "/proc/self/task/%d/children", static_cast<int>(::getpid()));
     return ::access(probe, R_OK) == 0;
   }();
   if (!listed_here || pid <= 0) return std::nullopt;
-  std::vector<ProcEntry> children;
+  std::vector<int> pids;
   char dir[64];
   std::snprintf(dir, sizeof dir, "/proc/%d/task", pid);
   DIR* tasks = ::opendir(dir);
-  if (tasks == nullptr) return children;  // gone: no children
+  if (tasks == nullptr) return pids;  // gone: no children
   const int tasks_fd = ::dirfd(tasks);
-  std::vector<int> pids;
   std::string text(4096, '\0');
   while (const dirent* d = ::readdir(tasks)) {
     int tid = 0;
@@ -164,10 +168,19 @@ std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& 
     }
   }
   ::closedir(tasks);
-  if (pids.empty()) return children;
+  return pids;
+}
+
+}  // namespace
+
+std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over) {
+  const auto pids = listed_children(pid, passed_over);
+  if (!pids) return std::nullopt;
+  std::vector<ProcEntry> children;
+  if (pids->empty()) return children;
   UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc) return std::nullopt;
-  for (int child : pids) {
+  for (int child : *pids) {
     ProcEntry e;
     e.pid = child;
     if (!read_entry(proc.get(), e)) continue;  // reaped meanwhile
@@ -179,6 +192,32 @@ std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& 
 
 std::optional<std::vector<ProcEntry>> own_children(const std::set<int>& passed_over) {
   return children_of(::getpid(), passed_over);
+}
+
+std::optional<std::vector<ProcEntry>> group_members_among_own_children(
+    const std::unordered_set<int>& groups, const std::vector<int>& leaders) {
+  int subreaper = 0;
+  if (::prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) != 0 || subreaper == 0)
+    return std::nullopt;
+  const int self = ::getpid();
+  const auto pids = listed_children(self, {});
+  if (!pids) return std::nullopt;
+  // A child stays in its parent's list until it is reaped, ended or not.
+  for (int leader : leaders)
+    if (std::find(pids->begin(), pids->end(), leader) == pids->end()) return std::nullopt;
+  std::vector<ProcEntry> members;
+  if (groups.empty()) return members;
+  UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!proc) return std::nullopt;
+  for (int child : *pids) {
+    const pid_t group = ::getpgid(child);
+    if (group <= 0 || !groups.count(group)) continue;
+    // Its row, read after: it may have left the group, or been reaped and its pid taken.
+    ProcEntry e;
+    e.pid = child;
+    if (read_entry(proc.get(), e) && e.ppid == self && groups.count(e.pgid)) members.push_back(e);
+  }
+  return members;
 }
 
 std::uint64_t resident_bytes(int pid) {

@@ -65,6 +65,13 @@ std::optional<std::vector<ProcEntry>> group_members(const std::unordered_set<int
   return std::nullopt;  // the table is one sysctl: it is read whole
 }
 
+std::optional<std::vector<ProcEntry>> group_members_among_own_children(
+    const std::unordered_set<int>& groups, const std::vector<int>& leaders) {
+  (void)groups;
+  (void)leaders;
+  return std::nullopt;  // no lists of children: the table is scanned
+}
+
 std::optional<std::vector<ProcEntry>> children_of(int pid, const std::set<int>& passed_over) {
   (void)pid;
   (void)passed_over;

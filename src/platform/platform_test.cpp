@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -228,6 +229,56 @@ TEST_F(Spawn, AGroupsMembersAndOneRowAreTheTablesOwn) {
   ASSERT_TRUE(wait_exit(first));
   ASSERT_TRUE(wait_exit(second));
   EXPECT_EQ(read_process(first.pid), std::nullopt) << "reaped: gone";
+}
+
+// As a subreaper (the host), the freeze looks for a group's members among this process's own
+// children: a leader's orphan comes here when the leader ends. They are the table's own; not a
+// subreaper, or a leader that is not a child of this process, and the members are not looked for
+// there (nullopt: the caller scans every pid).
+TEST_F(Spawn, AsASubreaperAGroupsMembersAreFoundAmongItsOwnChildren) {
+  ASSERT_TRUE(become_subreaper());
+  struct NoLongerSubreaper {
+    ~NoLongerSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); }
+  } after;
+  Spawned first = start_fixture({"sleep"});
+  Spawned second = start_fixture({"orphan-exit"});  // its child stays in its group, comes here
+  LineReader out(second.stdout_fd);
+  const auto said = out.next();
+  ASSERT_TRUE(said && said->starts_with("child ")) << said.value_or("nothing");
+  const int orphan = std::stoi(said->substr(6));
+  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(second.pid); }));
+  ASSERT_TRUE(testing::eventually([&] {
+    const auto row = read_process(orphan);
+    return row && row->ppid == ::getpid();
+  })) << "the orphan of a leader that ended comes to its subreaper";
+
+  const std::unordered_set<int> groups{first.pid, second.pid};
+  const auto members = group_members_among_own_children(groups, {first.pid, second.pid});
+  ASSERT_TRUE(members) << "a subreaper whose leaders are its children, on a kernel with the lists";
+  std::map<int, std::pair<int, bool>> listed;  // pid -> its group, a zombie
+  for (const ProcEntry& e : *members)
+    listed[e.pid] = {e.pgid, e.zombie};
+  std::map<int, std::pair<int, bool>> scanned;
+  for (const ProcEntry& e : read_process_table())
+    if (groups.count(e.pgid)) scanned[e.pid] = {e.pgid, e.zombie};
+  EXPECT_EQ(listed, scanned);
+  EXPECT_EQ(listed[second.pid], std::make_pair(second.pid, true)) << "an ended leader, a zombie";
+  EXPECT_EQ(listed[orphan], std::make_pair(second.pid, false)) << "its orphan, in its group";
+  EXPECT_TRUE(group_members_among_own_children({}, {first.pid}).value().empty());
+
+  EXPECT_EQ(group_members_among_own_children(groups, {first.pid, ::getppid()}), std::nullopt)
+      << "a leader that is not a child of this process";
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  EXPECT_EQ(group_members_among_own_children(groups, {first.pid, second.pid}), std::nullopt)
+      << "not a subreaper: an orphan may have gone elsewhere";
+
+  ::kill(orphan, SIGKILL);
+  ::kill(first.pid, SIGKILL);
+  ASSERT_TRUE(wait_exit(first));
+  ASSERT_TRUE(wait_exit(second));
+  Spawned adopted;
+  adopted.pid = orphan;
+  EXPECT_TRUE(wait_exit(adopted)) << "the orphan was this process's child";
 }
 
 TEST_F(Spawn, TryWaitReturnsNothingWhileTheChildRuns) {

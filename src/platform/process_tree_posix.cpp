@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -96,10 +97,17 @@ namespace {
 // found and its list after it, so a process seen stopped lists every child its forks made. Two
 // scans of 90 processes took 1.2 ms of each proc/spawn when each read every row. Elsewhere, the
 // whole table, whose listing comes before each row's read.
+//
+// The members of the groups: where the leaders are children of this process and it is a
+// subreaper, among its own children, where a member that lost its parent in the tree comes (the
+// others are the leaders' descendants by the lists); else from a getpgid of every pid of the
+// system, which made the end of each program cost two such scans, the longer the more processes
+// the machine runs.
 std::vector<ProcEntry> freeze_rows(const std::vector<int>& leaders, bool leaders_alive,
                                    const std::unordered_set<int>& groups,
                                    const std::unordered_set<int>& signaled) {
-  auto members = group_members(groups);
+  auto members = group_members_among_own_children(groups, leaders);
+  if (!members) members = group_members(groups);
   if (!members) return read_process_table();
   std::vector<ProcEntry> rows;
   std::unordered_set<int> found;

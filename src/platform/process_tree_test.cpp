@@ -3,6 +3,7 @@
 #include "platform/process_tree.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ using testing::eventually;
 using testing::gone;
 using ::testing::IsSupersetOf;
 using testing::LineReader;
+using testing::parent_of;
 using testing::ProcessTest;
 
 class ProcessTreeTest : public ProcessTest {
@@ -178,6 +180,60 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsid
     if (role == "leader") continue;
     EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
   }
+  expect_none_escaped();
+  expect_reaped_after_exit_0(leader);
+}
+
+// The same two freezes where this process is a subreaper, as the host is: the processes a
+// leader that exited left in its group came here, and the freeze looks for its members among
+// this process's own children (group_members_among_own_children), not by a getpgid of every
+// pid of the system.
+class ProcessTreeAsSubreaperTest : public ProcessTreeTest {
+ protected:
+  void SetUp() override {
+    ProcessTreeTest::SetUp();
+    ASSERT_TRUE(become_subreaper());
+  }
+  void TearDown() override {
+    ProcessTreeTest::TearDown();
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    // The orphans that came here, ended: reaped.
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
+};
+
+TEST_F(ProcessTreeAsSubreaperTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsideIt) {
+  Spawned leader = start_fixture({"leave-tree"});
+  ASSERT_GT(leader.pid, 0);
+  auto pids = read_tree(leader);
+  ASSERT_EQ(pids.size(), 4u);
+  ::close(leader.stdin_fd);
+  leader.stdin_fd = -1;
+  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
+  ASSERT_TRUE(eventually([&] { return parent_of(pids["a"]) == ::getpid(); }))
+      << "a, in the leader's group, came to this subreaper";
+
+  kill_tree(leader.pid);
+
+  for (const auto& [role, pid] : pids) {
+    if (role == "leader") continue;
+    EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
+  }
+  expect_none_escaped();
+  expect_reaped_after_exit_0(leader);
+}
+
+TEST_F(ProcessTreeAsSubreaperTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
+  Spawned leader = start_fixture({"leave-forker", "0"});
+  ASSERT_GT(leader.pid, 0);
+  LineReader out(leader.stdout_fd);
+  ASSERT_EQ(out.next(), "forking");
+  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
+  ASSERT_TRUE(eventually([&] { return testing::tagged_processes(tag_).size() >= 10; }));
+
+  kill_tree(leader.pid);
+
   expect_none_escaped();
   expect_reaped_after_exit_0(leader);
 }
