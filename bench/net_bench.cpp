@@ -26,6 +26,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -163,6 +164,13 @@ struct Lab {
     host->shutdown([&] { closed = true; });
     run_until([&] { return closed; });
   }
+  // Lets the loop run for `pause`, nothing timed.
+  void settle(std::chrono::milliseconds pause) {
+    asio::steady_timer timer(io, pause);
+    bool done = false;
+    timer.async_wait([&](const boost::system::error_code&) { done = true; });
+    run_until([&] { return done; });
+  }
   template <class P>
   void run_until(P done) {
     while (!done()) {
@@ -238,10 +246,24 @@ int main(int argc, char** argv) {
   const std::string stream =
       "https://chat.example.com/stream?bytes=" + std::to_string(kStreamBytes);
   DirectKept kept(lab.io, lab.tls);
-  // The instance started, its first fetch and the kept connections out of the way.
+  // The instance started, its first fetch and the kept connections out of the way. Then what a
+  // start leaves running behind it, which on one core ran inside the requests of a round made
+  // right after the start (pinned, a run.js fetch's p50 361-474 us and its p99 3.5-4.3 ms, where
+  // after it the same fetch takes about 220 us): the host's spare helper, made 50 ms after the
+  // instance is ready (about 30 ms of CPU to start its engine; the pause), and the engine's
+  // first compiles of the plugin's code (the 300 requests of each kind). A plugin fetches long
+  // after its start: that is what is timed. The server's record of the requests is forgotten
+  // too, so that it does not grow (new pages faulted in) while a request waits.
   lab.call("test/fetch", hello);
   lab.client_fetch(hello);
   kept.get("/hello");
+  lab.settle(std::chrono::milliseconds(300));
+  for (int i = 0; i < 300; ++i) {
+    lab.call("test/fetch", hello);
+    lab.client_fetch(hello);
+    kept.get("/hello");
+  }
+  lab.server.forget_seen();
   std::vector<double> fetch_ratio, client_ratio, fetch_kept_ratio, client_kept_ratio, stream_ratio;
   auto us = [](Wall::time_point a, Wall::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();

@@ -281,6 +281,11 @@ std::vector<SeenRequest> TestWebServer::seen() const {
   return state_->seen;
 }
 
+void TestWebServer::forget_seen() {
+  std::lock_guard lock(state_->mutex);
+  state_->seen.clear();
+}
+
 int TestWebServer::connections() const {
   return state_->listener->connections();
 }

@@ -59,6 +59,9 @@ class TestWebServer {
 
   std::uint16_t port() const;
   std::vector<SeenRequest> seen() const;
+  // Forgets the requests seen so far, keeping their room: a benchmark's requests after it are
+  // recorded without the record growing (a growth faults new pages in while a request waits).
+  void forget_seen();
   // How many connections were accepted.
   int connections() const;
   // How many of them ended (closed by either side).
