@@ -90,7 +90,42 @@ TEST(ExitStatus, DescribesACodeOrASignal) {
   EXPECT_EQ((ExitStatus{std::nullopt, 0}).describe(), "killed by signal 0");
 }
 
-using Spawn = ProcessTest;
+// Each member of a group by its pid: its group, and whether it is a zombie.
+using Members = std::map<int, std::pair<int, bool>>;
+
+Members by_pid(const std::vector<ProcEntry>& rows) {
+  Members members;
+  for (const ProcEntry& e : rows)
+    members[e.pid] = {e.pgid, e.zombie};
+  return members;
+}
+
+// The members of `groups` by the whole table: what a search of them must find.
+Members members_in_table(const std::unordered_set<int>& groups) {
+  Members members;
+  for (const ProcEntry& e : read_process_table())
+    if (groups.count(e.pgid)) members[e.pid] = {e.pgid, e.zombie};
+  return members;
+}
+
+class Spawn : public ProcessTest {
+ protected:
+  // Two groups for the searches of a group's members: `first` leads one and runs; `second`
+  // led the other and ended (a zombie, not reaped), leaving its child in it (`orphan`).
+  struct TwoGroups {
+    Spawned first, second;
+    int orphan = 0;
+  };
+  void start_two_groups(TwoGroups& g) {
+    g.first = start_fixture({"sleep"});
+    g.second = start_fixture({"orphan-exit"});
+    LineReader out(g.second.stdout_fd);
+    const auto said = out.next();
+    ASSERT_TRUE(said && said->starts_with("child ")) << said.value_or("nothing");
+    g.orphan = std::stoi(said->substr(6));
+    ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(g.second.pid); }));
+  }
+};
 
 TEST_F(Spawn, EchoesThroughThePipes) {
   Spawned child = start_fixture({"echo"});
@@ -197,23 +232,14 @@ TEST_F(Spawn, OwnChildrenLeaveOutThosePassedOver) {
 // What the freeze of kill_tree reads instead of the whole table: a group's members and single
 // rows, the same as the table's.
 TEST_F(Spawn, AGroupsMembersAndOneRowAreTheTablesOwn) {
-  Spawned first = start_fixture({"sleep"});
-  Spawned second = start_fixture({"orphan-exit"});  // its child lingers in its group
-  LineReader out(second.stdout_fd);
-  const auto said = out.next();
-  ASSERT_TRUE(said && said->starts_with("child ")) << said.value_or("nothing");
-  const int orphan = std::stoi(said->substr(6));
-  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(second.pid); }));
+  TwoGroups g;
+  ASSERT_NO_FATAL_FAILURE(start_two_groups(g));
+  auto& [first, second, orphan] = g;
   const std::unordered_set<int> groups{first.pid, second.pid};
   const auto members = group_members(groups);
   ASSERT_TRUE(members) << "Linux lists a group's members without the whole table";
-  std::map<int, std::pair<int, bool>> listed;  // pid -> its group, a zombie
-  for (const ProcEntry& e : *members)
-    listed[e.pid] = {e.pgid, e.zombie};
-  std::map<int, std::pair<int, bool>> scanned;
-  for (const ProcEntry& e : read_process_table())
-    if (groups.count(e.pgid)) scanned[e.pid] = {e.pgid, e.zombie};
-  EXPECT_EQ(listed, scanned);
+  Members listed = by_pid(*members);
+  EXPECT_EQ(listed, members_in_table(groups));
   EXPECT_EQ(listed[first.pid], std::make_pair(first.pid, false));
   EXPECT_EQ(listed[second.pid], std::make_pair(second.pid, true)) << "an ended leader, a zombie";
   EXPECT_EQ(listed[orphan], std::make_pair(second.pid, false)) << "its orphan, in its group";
@@ -240,28 +266,19 @@ TEST_F(Spawn, AsASubreaperAGroupsMembersAreFoundAmongItsOwnChildren) {
   struct NoLongerSubreaper {
     ~NoLongerSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); }
   } after;
-  Spawned first = start_fixture({"sleep"});
-  Spawned second = start_fixture({"orphan-exit"});  // its child stays in its group, comes here
-  LineReader out(second.stdout_fd);
-  const auto said = out.next();
-  ASSERT_TRUE(said && said->starts_with("child ")) << said.value_or("nothing");
-  const int orphan = std::stoi(said->substr(6));
-  ASSERT_TRUE(testing::eventually([&] { return testing::is_zombie(second.pid); }));
+  TwoGroups g;
+  ASSERT_NO_FATAL_FAILURE(start_two_groups(g));
+  auto& [first, second, orphan] = g;
   ASSERT_TRUE(testing::eventually([&] {
-    const auto row = read_process(orphan);
+    const auto row = read_process(g.orphan);
     return row && row->ppid == ::getpid();
   })) << "the orphan of a leader that ended comes to its subreaper";
 
   const std::unordered_set<int> groups{first.pid, second.pid};
   const auto members = group_members_among_own_children(groups, {first.pid, second.pid});
   ASSERT_TRUE(members) << "a subreaper whose leaders are its children, on a kernel with the lists";
-  std::map<int, std::pair<int, bool>> listed;  // pid -> its group, a zombie
-  for (const ProcEntry& e : *members)
-    listed[e.pid] = {e.pgid, e.zombie};
-  std::map<int, std::pair<int, bool>> scanned;
-  for (const ProcEntry& e : read_process_table())
-    if (groups.count(e.pgid)) scanned[e.pid] = {e.pgid, e.zombie};
-  EXPECT_EQ(listed, scanned);
+  Members listed = by_pid(*members);
+  EXPECT_EQ(listed, members_in_table(groups));
   EXPECT_EQ(listed[second.pid], std::make_pair(second.pid, true)) << "an ended leader, a zombie";
   EXPECT_EQ(listed[orphan], std::make_pair(second.pid, false)) << "its orphan, in its group";
   EXPECT_TRUE(group_members_among_own_children({}, {first.pid}).value().empty());

@@ -36,6 +36,10 @@ class ProcessTreeTest : public ProcessTest {
   void wait_exited_not_reaped(const Spawned& leader);
   // Reaps `leader`, which exited with code 0.
   void expect_reaped_after_exit_0(Spawned& leader);
+  // The freezes of a leader that exited (the two tests below, and as a subreaper): its group
+  // forking on; a member of its group running a part that left it.
+  void expect_group_left_forking_ends();
+  void expect_part_outside_the_group_ends(bool as_subreaper);
 };
 
 void ProcessTreeTest::wait_exited_not_reaped(const Spawned& leader) {
@@ -150,6 +154,10 @@ TEST_F(ProcessTreeTest, KillTreeEndsAForkStorm) {
 // group forks on: the freeze notes the ended leader without signaling it and still stops and
 // ends every process of the group, none escaping.
 TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
+  expect_group_left_forking_ends();
+}
+
+void ProcessTreeTest::expect_group_left_forking_ends() {
   Spawned leader = start_fixture({"leave-forker", "0"});
   ASSERT_GT(leader.pid, 0);
   LineReader out(leader.stdout_fd);
@@ -166,6 +174,10 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
 // The same with a part out of the group: the leader exited, a (in its group, now an orphan)
 // still runs b, which left the group, and b's child c. Only a's row leads to b and c.
 TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsideIt) {
+  expect_part_outside_the_group_ends(false);
+}
+
+void ProcessTreeTest::expect_part_outside_the_group_ends(bool as_subreaper) {
   Spawned leader = start_fixture({"leave-tree"});
   ASSERT_GT(leader.pid, 0);
   auto pids = read_tree(leader);
@@ -173,6 +185,10 @@ TEST_F(ProcessTreeTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsid
   ::close(leader.stdin_fd);
   leader.stdin_fd = -1;
   ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
+  if (as_subreaper) {
+    ASSERT_TRUE(eventually([&] { return parent_of(pids["a"]) == ::getpid(); }))
+        << "a, in the leader's group, came to this subreaper";
+  }
 
   kill_tree(leader.pid);
 
@@ -204,38 +220,11 @@ class ProcessTreeAsSubreaperTest : public ProcessTreeTest {
 };
 
 TEST_F(ProcessTreeAsSubreaperTest, KillTreeOfALeaderThatExitedEndsWhatItsGroupStartedOutsideIt) {
-  Spawned leader = start_fixture({"leave-tree"});
-  ASSERT_GT(leader.pid, 0);
-  auto pids = read_tree(leader);
-  ASSERT_EQ(pids.size(), 4u);
-  ::close(leader.stdin_fd);
-  leader.stdin_fd = -1;
-  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
-  ASSERT_TRUE(eventually([&] { return parent_of(pids["a"]) == ::getpid(); }))
-      << "a, in the leader's group, came to this subreaper";
-
-  kill_tree(leader.pid);
-
-  for (const auto& [role, pid] : pids) {
-    if (role == "leader") continue;
-    EXPECT_TRUE(eventually([pid = pid] { return gone(pid); })) << role << " survived";
-  }
-  expect_none_escaped();
-  expect_reaped_after_exit_0(leader);
+  expect_part_outside_the_group_ends(true);
 }
 
 TEST_F(ProcessTreeAsSubreaperTest, KillTreeOfALeaderThatExitedEndsTheGroupItLeftForking) {
-  Spawned leader = start_fixture({"leave-forker", "0"});
-  ASSERT_GT(leader.pid, 0);
-  LineReader out(leader.stdout_fd);
-  ASSERT_EQ(out.next(), "forking");
-  ASSERT_NO_FATAL_FAILURE(wait_exited_not_reaped(leader));
-  ASSERT_TRUE(eventually([&] { return testing::tagged_processes(tag_).size() >= 10; }));
-
-  kill_tree(leader.pid);
-
-  expect_none_escaped();
-  expect_reaped_after_exit_0(leader);
+  expect_group_left_forking_ends();
 }
 
 TEST_F(ProcessTreeTest, KillTreesEndsSeveralTreesInOneFreeze) {
