@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <array>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <charconv>
 
 #include "net/connection.hpp"
+#include "net/request_wire.hpp"
 #include "protocol/gen/errors.hpp"
 
 namespace escouade::net {
@@ -109,6 +111,8 @@ class HttpJob : public Job {
 
   Request request_;
   std::optional<http::request<http::string_body>> built_;
+  std::string
+      wire_;  // its bytes, written in one go (request_wire.hpp); empty: by Beast's serializer
 
  private:
   void build();
@@ -117,8 +121,15 @@ class HttpJob : public Job {
 template <class S>
 awaitable<error_code> HttpJob::send(S& s) {
   error_code ec;
-  if (!built_) build();
-  co_await http::async_write(s, *built_, asio::redirect_error(asio::use_awaitable, ec));
+  if (!built_) {
+    build();
+    if (auto bytes = request_wire(*built_)) wire_ = std::move(*bytes);
+  }
+  if (wire_.empty())
+    co_await http::async_write(s, *built_, asio::redirect_error(asio::use_awaitable, ec));
+  else
+    co_await asio::async_write(s, asio::buffer(wire_),
+                               asio::redirect_error(asio::use_awaitable, ec));
   co_return ec;
 }
 
