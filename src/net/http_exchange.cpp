@@ -111,8 +111,8 @@ class HttpJob : public Job {
 
   Request request_;
   std::optional<http::request<http::string_body>> built_;
-  std::string
-      wire_;  // its bytes, written in one go (request_wire.hpp); empty: by Beast's serializer
+  // Its bytes, written in one go (request_wire.hpp); empty: written by Beast's serializer.
+  std::string wire_;
 
  private:
   void build();

@@ -1,6 +1,6 @@
 #pragma once
 
-// An HTTP/1.1 request whose body is held whole, as the bytes sent: its start line, its fields in
+// An HTTP/1.x request whose body is held whole, as the bytes sent: its start line, its fields in
 // their order, an empty line and its body, in one buffer. The exchanges write it with one write
 // of the stream (one SSL_write), where Beast's serializer went through its buffer sequences and
 // its TLS stream's flattening of them: 25,000 of the 63,000 instructions a pooled GET took in
