@@ -3,6 +3,8 @@
 // plugins whose engine compiles on them (Ion for a hot run.js loop, a run.wasm module) answer.
 // Read from /proc/<pid>/task/ (readable though the helper is not dumpable); nothing is timed.
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
@@ -20,6 +22,7 @@ struct Thread {
   int tid = 0;
   std::string name;
   int nice = 0;
+  char state = 0;  // R running, S sleeping, T stopped...
 };
 
 // The threads of process `pid`: their names (comm) and nice values (field 19 of their stat).
@@ -42,6 +45,7 @@ std::vector<Thread> threads_of(int pid) {
     std::istringstream fields(stat.substr(close + 1));
     std::string field;
     for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 3) t.state = field.empty() ? 0 : field[0];
       if (i == 19) t.nice = std::stoi(field);
     }
     out.push_back(std::move(t));
@@ -138,6 +142,39 @@ TEST_F(SandboxHelperThreads, ARunWasmModuleCompiledOnThemAnswers) {
     EXPECT_EQ(result(id).at("echo"), (json::object{{"n", id}}));
   }
   expect_our_helper_threads("escouade-wasm");
+  EXPECT_FALSE(end_) << end_->reason;
+}
+
+// A helper stopped in the middle of a turn and continued (a debugger's attach, job control, a
+// cgroup freezer: SIGSTOP then SIGCONT) finishes the turn and goes on answering. Its watchdog
+// waits with a timeout while a turn runs, and such a wait comes back through restart_syscall,
+// which the filter must allow: without it the helper died of SIGSYS at the continue.
+TEST_F(SandboxHelperThreads, AHelperStoppedAndContinuedInATurnGoesOn) {
+  start("engine", "hot.mjs");
+  handshake();
+  ASSERT_TRUE(in_a_helper());
+  const int pid = *program_->pid();
+  constexpr std::int64_t kN = 50'000'000;  // a turn of a few hundred milliseconds of CPU
+  const std::size_t lines = out_.size();
+  call(2, "test/hot", json::object{{"n", kN}});
+  const auto in_turn = [&] {
+    for (const Thread& t : threads_of(pid))
+      if (t.name == "escouade-js" && t.state == 'R') return true;
+    return out_.size() > lines || end_.has_value();
+  };
+  ASSERT_TRUE(run_until(in_turn));
+  ASSERT_EQ(out_.size(), lines) << "the turn ended before the stop";
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const auto stopped = [&] {
+    const auto threads = threads_of(pid);
+    return std::all_of(threads.begin(), threads.end(),
+                       [](const Thread& t) { return t.state == 'T'; });
+  };
+  ASSERT_TRUE(run_until(stopped));
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  EXPECT_EQ(result(2).at("x").to_number<std::int64_t>(), hot(kN));
+  call(3, "test/hot", json::object{{"n", 1000}});
+  EXPECT_EQ(result(3).at("x").to_number<std::int64_t>(), hot(1000));
   EXPECT_FALSE(end_) << end_->reason;
 }
 

@@ -55,6 +55,9 @@ constexpr std::array kAllowed{
     // Time: the watchdog reads each turn's CPU clock; WASI's clocks and sleeps; timed waits.
     Allowed{"clock_gettime", "a turn's CPU time (the watchdog), WASI's clock_time_get"},
     Allowed{"clock_nanosleep", "a sleep of the C library's (timed waits use futex)"},
+    Allowed{"restart_syscall",
+            "a sleep or timed wait stopped and continued (a debugger, job control, a freezer) "
+            "goes on"},
     Allowed{"getrandom", "the engine's hash seeds and Math.random, WASI's random_get"},
     Allowed{"getrusage", "the engine's GC reads its own CPU time for its statistics"},
 };

@@ -181,6 +181,47 @@ TEST(Lockdown, AThreadMadeBeforeTheFilterHasItToo) {
   EXPECT_EQ(e.signal, SIGSYS) << "exit " << e.code;
 }
 
+// The state letter of process `pid` in /proc (R, S, T...), or 0 once it is gone.
+char state_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() ? 0 : text[paren + 2];
+}
+
+// A relative sleep stopped by SIGSTOP and continued comes back through restart_syscall (the
+// kernel's restart block): a debugger's attach, job control and a cgroup freezer all do it to a
+// helper whose watchdog or engine threads wait with a timeout. The helper goes on.
+TEST(Lockdown, ASleepStoppedAndContinuedGoesOn) {
+  std::array<int, 2> report{};
+  ASSERT_EQ(::pipe(report.data()), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(report[0]);
+    if (::dup2(report[1], 3) < 0) ::_exit(98);
+    if (!limit_process(4, 0) || !install_filter()) ::_exit(99);
+    if (::write(3, "s", 1) != 1) ::_exit(97);
+    const timespec two_seconds{2, 0};
+    // Nothing else here blocks: once the parent sees the state S, this sleep is in progress.
+    ::_exit(::clock_nanosleep(CLOCK_MONOTONIC, 0, &two_seconds, nullptr));
+  }
+  ::close(report[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(report[0], &byte, 1), 1);
+  ::close(report[0]);
+  for (int i = 0; i < 10'000 && state_of(pid) != 'S'; ++i)  // safety net: 10 s
+    ::usleep(1000);
+  ASSERT_EQ(state_of(pid), 'S');
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, WUNTRACED), pid);
+  ASSERT_TRUE(WIFSTOPPED(status)) << "the sleep ended before the stop";
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  const Ending e = ending_of(pid);
+  EXPECT_EQ(e.signal, 0);
+  EXPECT_EQ(e.code, 0);
+}
+
 // Step 1 alone (the filter would forbid the calls that read them back).
 TEST(Lockdown, ItsLimitsItsFlagsAndItsDescriptors) {
   int report[2];
