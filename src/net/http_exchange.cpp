@@ -4,6 +4,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <charconv>
+#include <memory>
 
 #include "net/connection.hpp"
 #include "net/request_wire.hpp"
@@ -234,7 +235,7 @@ class StreamJob final : public HttpJob, public StreamExchange {
       : HttpJob(std::move(client), target, std::move(request), std::move(note), pool),
         limits_(limits),
         handlers_(std::move(handlers)),
-        piece_(kPieceBytes) {}
+        piece_(new char[kPieceBytes]) {}
 
   void cancel() override { cancel_now(); }
   void credit(std::uint64_t bytes) override {
@@ -293,8 +294,8 @@ class StreamJob final : public HttpJob, public StreamExchange {
     error_code early_ec;
     if (!parser.is_done() && buffer_.size() > 0) {
       const std::size_t room =
-          static_cast<std::size_t>(std::min<std::uint64_t>(limits_.window, piece_.size()));
-      parser.get().body().data = piece_.data();
+          static_cast<std::size_t>(std::min<std::uint64_t>(limits_.window, kPieceBytes));
+      parser.get().body().data = piece_.get();
       parser.get().body().size = room;
       // All of it at once, chunks included. Only here: a read of Beast's that parses eagerly
       // waits on the socket for the next chunk's header with a piece already parsed (an event
@@ -320,8 +321,8 @@ class StreamJob final : public HttpJob, public StreamExchange {
         if (cancelled_) co_return;
       }
       const std::size_t room = static_cast<std::size_t>(
-          std::min<std::uint64_t>(limits_.window - outstanding_, piece_.size()));
-      parser.get().body().data = piece_.data();
+          std::min<std::uint64_t>(limits_.window - outstanding_, kPieceBytes));
+      parser.get().body().data = piece_.get();
       parser.get().body().size = room;
       if (limits_.idle)
         expire_after(*limits_.idle,
@@ -342,7 +343,7 @@ class StreamJob final : public HttpJob, public StreamExchange {
   bool hand_on(std::size_t got) {
     if (got == 0) return true;
     outstanding_ += got;
-    handlers_.piece(std::string_view(piece_.data(), got));
+    handlers_.piece(std::string_view(piece_.get(), got));
     return !cancelled_;
   }
 
@@ -354,7 +355,10 @@ class StreamJob final : public HttpJob, public StreamExchange {
 
   StreamLimits limits_;
   StreamHandlers handlers_;
-  std::vector<char> piece_;
+  // Where a read puts the body: left uninitialized, since a read hands on only what it wrote
+  // (a std::vector zeroed all 64 KiB for every stream, however small its body: more than the
+  // first-level cache written over on the host's thread, a fetch at a time; issue 32).
+  std::unique_ptr<char[]> piece_;
   std::uint64_t outstanding_ = 0;  // bytes handed out and not credited back
 };
 
