@@ -206,6 +206,41 @@ TEST_F(SandboxWebApis, UrlsAreWhatNodeMakesOfThemOnATableOfInputs) {
     EXPECT_EQ(ours.at(part), by_node.at(part)) << part;
 }
 
+// A Request's url is its text read as URL reads it, whether that text came before or not: the
+// prelude keeps the hrefs of the last 64 texts, never what was no URL, and forgets them all
+// when full.
+TEST_F(SandboxWebApis, ARequestsUrlIsItsTextReadAsAUrlEveryTime) {
+  json::array texts;
+  for (int round = 0; round < 2; ++round) {
+    texts.emplace_back("HTTPS://CHAT.Example.COM:443/x/../hello");
+    texts.emplace_back("https://chat example.com/");
+    texts.emplace_back(" https://h.com/a b?c d#e ");
+  }
+  for (int i = 0; i < 70; ++i)
+    texts.emplace_back("https://h.com/p" + std::to_string(i));
+  texts.emplace_back("HTTPS://CHAT.Example.COM:443/x/../hello");
+  texts.emplace_back("https://h.com/p0");
+  texts.emplace_back("https://h.com/p69");
+  texts.emplace_back(std::string("https://h.com/") + std::string(3000, 'x'));
+  texts.emplace_back(std::string("https://h.com/") + std::string(3000, 'x'));
+  const json::value got = result("test/requests", json::object{{"texts", texts}});
+  ASSERT_TRUE(got.is_array()) << json::serialize(got);
+  ASSERT_EQ(got.as_array().size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const json::array& pair = got.as_array()[i].as_array();
+    EXPECT_EQ(pair[0], pair[1]) << texts[i];
+  }
+  const auto url_of = [&](std::size_t i) { return got.as_array()[i].as_array()[0]; };
+  for (std::size_t at : {std::size_t{0}, std::size_t{3}, std::size_t{76}})
+    EXPECT_EQ(url_of(at), "https://chat.example.com/hello");
+  EXPECT_EQ(url_of(1), "TypeError");
+  EXPECT_EQ(url_of(4), "TypeError");
+  EXPECT_EQ(url_of(5), "https://h.com/a%20b?c%20d#e");
+  EXPECT_EQ(url_of(77), "https://h.com/p0");
+  EXPECT_EQ(url_of(78), "https://h.com/p69");
+  EXPECT_EQ(url_of(80), json::value(std::string("https://h.com/") + std::string(3000, 'x')));
+}
+
 // TextEncoder and TextDecoder of the same bundle by Node and in the sandbox: the same answers.
 TEST_F(SandboxWebApis, TextEncodingIsWhatNodeMakesOfIt) {
   const std::string node = testing::find_node();

@@ -201,11 +201,29 @@
                         'a typed array');
   };
 
+  // The href of each URL text a request was made with lately. The standard's parser reads
+  // nothing but its input, so the same text gives the same href; a plugin asks the same few
+  // addresses again and again, and each read here costs about 4 us (Node's: 0.75 us). Texts
+  // that are no URL are never kept: each one throws again.
+  const kHrefsKept = 64;
+  const kHrefKeptChars = 2048;
+  const hrefsRead = new Map();
+  const requestHref = (text) => {
+    let href = hrefsRead.get(text);
+    if (href !== undefined) return href;
+    href = new URL(text).href;
+    if (text.length <= kHrefKeptChars) {
+      if (hrefsRead.size >= kHrefsKept) hrefsRead.clear();
+      hrefsRead.set(text, href);
+    }
+    return href;
+  };
+
   class Request {
     constructor(input, init) {
       const o = init === undefined || init === null ? {} : init;
       const from = input instanceof Request ? input : null;
-      this.url = from ? from.url : new URL(String(input)).href;
+      this.url = from ? from.url : requestHref(String(input));
       this.method = String(o.method !== undefined ? o.method : from ? from.method : 'GET');
       if (/^(get|head|post|put|delete|options|patch)$/i.test(this.method))
         this.method = this.method.toUpperCase();
