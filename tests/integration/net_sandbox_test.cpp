@@ -209,6 +209,30 @@ TEST_F(NetSandbox, ABodyStreamsAndAnAbortCancelsItsStream) {
   EXPECT_EQ(many.at("ok"), 12);
 }
 
+// A body read whole (text(), arrayBuffer(), json()) takes its pieces as they come, without an
+// await each: the same text whether they come one by one or have all come before it is read,
+// the same refusals as promises that reject, an abort while it waits, the plugin's own
+// Responses.
+TEST_F(NetSandbox, ABodyReadWholeIsTheSameHoweverItsPiecesCome) {
+  auto r =
+      call("test/bodies", json::object{{"chunked", "https://chat.example.com/chunked"},
+                                       {"stream", "https://chat.example.com/stream?bytes=200000"},
+                                       {"silent", "https://chat.example.com/silent"}});
+  ASSERT_TRUE(r.as_object().contains("made")) << json::serialize(r);
+  EXPECT_EQ(r.at("chunked"), "caf\xc3\xa9 au lait");
+  EXPECT_EQ(r.at("chunkedLater"), "caf\xc3\xa9 au lait");
+  EXPECT_EQ(r.at("streamLater"), 200000);  // 13 pieces, all there before text()
+  EXPECT_EQ(r.at("streamBytes"), 200000);
+  EXPECT_EQ(r.at("twice"),
+            (json::object{{"name", "TypeError"},
+                          {"message", "the body of this response was read already"}}));
+  EXPECT_EQ(r.at("taken"),
+            (json::object{{"name", "TypeError"}, {"message", "the body is already being read"}}));
+  EXPECT_EQ(r.at("aborted").at("name"), "AbortError") << json::serialize(r);
+  EXPECT_EQ(r.at("made"), (json::array{"h\xc3\xa9llo", "caf\xc3\xa9", "", R"({"a":[1,2]})"}));
+  EXPECT_EQ(r.at("after"), "caf\xc3\xa9 au lait");
+}
+
 // 32 MiB read three times in 64 KiB pieces, each dropped once counted: 64 MB of garbage a read
 // (strings and arrays) that the engine must collect before the plugin's 64 MB. With the engine's
 // own thresholds (27 and 38 MB, growing threefold) the second read was stopped past 64 MB

@@ -284,14 +284,18 @@
       for (const w of this.waiters.splice(0))
         if (this.error) w.reject(this.error); else w.resolve({ value: undefined, done: true });
     }
+    // The next piece given to the waiter `w` ({resolve, reject, raw}): at once when one is
+    // there or the body has ended, else when it comes.
+    next(w) {
+      if (this.pieces.length) return this.deliver(w, this.pieces.shift());
+      if (this.done) {
+        return this.error ? w.reject(this.error) : w.resolve({ value: undefined, done: true });
+      }
+      this.waiters.push(w);
+    }
     // The next piece: bytes, or as it came when `raw`.
     read(raw) {
-      return new Promise((resolve, reject) => {
-        if (this.pieces.length) return this.deliver({ resolve, reject, raw }, this.pieces.shift());
-        if (this.done) return this.error ? reject(this.error)
-                                         : resolve({ value: undefined, done: true });
-        this.waiters.push({ resolve, reject, raw });
-      });
+      return new Promise((resolve, reject) => this.next({ resolve, reject, raw }));
     }
     cancel(reason) {
       if (this.id !== undefined && streams.has(this.id)) {
@@ -354,28 +358,51 @@
     get ok() { return this.status >= 200 && this.status <= 299; }
     get body() { return this._body; }
     async arrayBuffer() { const b = await this.bytes(); return b.buffer; }
-    // The whole body as its pieces came, within limits.netBytes.
-    async pieces_() {
-      if (this.bodyUsed) throw new TypeError('the body of this response was read already');
+    // The whole body as its pieces came, within limits.netBytes. The pieces are taken as they
+    // come, without a promise and an await each: those were most of a fetch's reading in the
+    // engine (docs/PERFORMANCE.md, sixteenth round).
+    pieces_() {
+      if (this.bodyUsed)
+        return Promise.reject(new TypeError('the body of this response was read already'));
       this.bodyUsed = true;
-      if (this._body.locked) throw new TypeError('the body is already being read');
+      if (this._body.locked) return Promise.reject(new TypeError('the body is already being read'));
       this._body.locked = true;
       const source = this._body._source;
-      const pieces = [];
-      let size = 0;
-      for (;;) {
-        const { value, done } = await source.read(true);
-        if (done) break;
-        size += sizeOf(value);
-        if (size > kNetBytes) {
-          source.cancel();
-          throw new TypeError(`the answer of ${new URL(this.url).hostname} is larger than ` +
-                              `${bytesText(kNetBytes)}, the most this plugin may receive ` +
-                              '(limits.netBytes)');
-        }
-        pieces.push(value);
-      }
-      return pieces;
+      return new Promise((resolve, reject) => {
+        const pieces = [];
+        let size = 0;
+        let given = null;      // what the source gave and was not taken yet
+        let taking = false;    // in take(): a piece given meanwhile waits for its loop
+        const take = () => {
+          taking = true;
+          try {
+            while (given !== null) {
+              const { value, done } = given;
+              given = null;
+              if (done) return resolve(pieces);
+              size += sizeOf(value);
+              if (size > kNetBytes) {
+                source.cancel();
+                return reject(new TypeError(
+                    `the answer of ${new URL(this.url).hostname} is larger than ` +
+                    `${bytesText(kNetBytes)}, the most this plugin may receive (limits.netBytes)`));
+              }
+              pieces.push(value);
+              source.next(waiter);
+            }
+          } catch (e) {
+            reject(e);
+          } finally {
+            taking = false;
+          }
+        };
+        const waiter = {
+          raw: true,
+          reject,
+          resolve: (r) => { given = r; if (!taking) take(); },
+        };
+        source.next(waiter);
+      });
     }
     async bytes() {
       const pieces = (await this.pieces_()).map(bytesOfPiece);
@@ -384,14 +411,15 @@
       for (const p of pieces) { out.set(p, at); at += p.length; }
       return out;
     }
-    async text() {
-      const pieces = await this.pieces_();
-      if (pieces.every(isText)) return pieces.map(textOf).join('');
-      const bytes = pieces.map(bytesOfPiece);
-      const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of bytes) { out.set(p, at); at += p.length; }
-      return decodeUtf8(out);
+    text() {
+      return this.pieces_().then((pieces) => {
+        if (pieces.every(isText)) return pieces.map(textOf).join('');
+        const bytes = pieces.map(bytesOfPiece);
+        const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
+        let at = 0;
+        for (const p of bytes) { out.set(p, at); at += p.length; }
+        return decodeUtf8(out);
+      });
     }
     async json() { return parse(await this.text()); }
     clone() { throw new TypeError('Response.clone is not in the sandbox: read the body once'); }
