@@ -16,12 +16,16 @@
   let openStreams = 0;          // net/stream asked or open, which the host bounds to 8
   const streamQueue = [];       // fetches waiting for one of them to end
 
-  const askNet = (method, params) => new Promise((resolve, reject) => {
+  // A request of the prelude's whose answer goes to `resolve` or `reject`, called as the
+  // answer's line is read; askNet makes them a promise's.
+  const askNetThen = (method, params, resolve, reject) => {
     const id = netPrefix + ++netCount;
     netAsked.set(id, { resolve, reject });
     sendOwn({ jsonrpc: '2.0', id, method, params });
     updateInput();
-  });
+  };
+  const askNet = (method, params) =>
+    new Promise((resolve, reject) => askNetThen(method, params, resolve, reject));
   const tellNet = (method, params) => sendOwn({ jsonrpc: '2.0', method, params });
   // A refusal or a failure of the host, as browsers give a failed fetch: a TypeError, its message
   // the host's sentence, its code in `cause`.
@@ -466,7 +470,9 @@
     const open = () => {
       if (signal && signal.aborted) return;
       openStreams++;
-      askNet('net/stream', params).then((result) => {
+      // The answer is taken as its line is read, without a promise of its own between: its
+      // stream is known before the next line, and the fetch resolves in the same turn.
+      askNetThen('net/stream', params, (result) => {
         source = new Source(result.stream);
         streams.set(result.stream, source);
         updateInput();
