@@ -259,6 +259,15 @@
                                    : piece instanceof Text ? piece.bytes : piece);
   const isText = (piece) => typeof piece === 'string' || piece instanceof Text;
   const textOf = (piece) => (typeof piece === 'string' ? piece : utf8Text(piece.bytes));
+  // A body's text from its pieces: joined when all are text, else decoded from their bytes.
+  const textOfPieces = (pieces) => {
+    if (pieces.every(isText)) return pieces.map(textOf).join('');
+    const bytes = pieces.map(bytesOfPiece);
+    const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of bytes) { out.set(p, at); at += p.length; }
+    return decodeUtf8(out);
+  };
   class Source {
     constructor(id) {
       this.id = id;            // the host's stream; undefined for bytes held
@@ -362,52 +371,50 @@
     get ok() { return this.status >= 200 && this.status <= 299; }
     get body() { return this._body; }
     async arrayBuffer() { const b = await this.bytes(); return b.buffer; }
-    // The whole body as its pieces came, within limits.netBytes. The pieces are taken as they
-    // come, without a promise and an await each: those were most of a fetch's reading in the
-    // engine (docs/PERFORMANCE.md, sixteenth round).
-    pieces_() {
-      if (this.bodyUsed)
-        return Promise.reject(new TypeError('the body of this response was read already'));
+    // The whole body as its pieces came, within limits.netBytes, given to `resolve`, or why not
+    // to `reject`. The pieces are taken as they come, without a promise and an await each:
+    // those were most of a fetch's reading in the engine (docs/PERFORMANCE.md, sixteenth round).
+    whole_(resolve, reject) {
+      if (this.bodyUsed) return reject(new TypeError('the body of this response was read already'));
       this.bodyUsed = true;
-      if (this._body.locked) return Promise.reject(new TypeError('the body is already being read'));
+      if (this._body.locked) return reject(new TypeError('the body is already being read'));
       this._body.locked = true;
       const source = this._body._source;
-      return new Promise((resolve, reject) => {
-        const pieces = [];
-        let size = 0;
-        let given = null;      // what the source gave and was not taken yet
-        let taking = false;    // in take(): a piece given meanwhile waits for its loop
-        const take = () => {
-          taking = true;
-          try {
-            while (given !== null) {
-              const { value, done } = given;
-              given = null;
-              if (done) return resolve(pieces);
-              size += sizeOf(value);
-              if (size > kNetBytes) {
-                source.cancel();
-                return reject(new TypeError(
-                    `the answer of ${new URL(this.url).hostname} is larger than ` +
-                    `${bytesText(kNetBytes)}, the most this plugin may receive (limits.netBytes)`));
-              }
-              pieces.push(value);
-              source.next(waiter);
+      const pieces = [];
+      let size = 0;
+      let given = null;      // what the source gave and was not taken yet
+      let taking = false;    // in take(): a piece given meanwhile waits for its loop
+      const take = () => {
+        taking = true;
+        try {
+          while (given !== null) {
+            const { value, done } = given;
+            given = null;
+            if (done) return resolve(pieces);
+            size += sizeOf(value);
+            if (size > kNetBytes) {
+              source.cancel();
+              return reject(new TypeError(
+                  `the answer of ${new URL(this.url).hostname} is larger than ` +
+                  `${bytesText(kNetBytes)}, the most this plugin may receive (limits.netBytes)`));
             }
-          } catch (e) {
-            reject(e);
-          } finally {
-            taking = false;
+            pieces.push(value);
+            source.next(waiter);
           }
-        };
-        const waiter = {
-          raw: true,
-          reject,
-          resolve: (r) => { given = r; if (!taking) take(); },
-        };
-        source.next(waiter);
-      });
+        } catch (e) {
+          reject(e);
+        } finally {
+          taking = false;
+        }
+      };
+      const waiter = {
+        raw: true,
+        reject,
+        resolve: (r) => { given = r; if (!taking) take(); },
+      };
+      source.next(waiter);
     }
+    pieces_() { return new Promise((resolve, reject) => this.whole_(resolve, reject)); }
     async bytes() {
       const pieces = (await this.pieces_()).map(bytesOfPiece);
       const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
@@ -415,15 +422,15 @@
       for (const p of pieces) { out.set(p, at); at += p.length; }
       return out;
     }
+    // The text, made as the body's end is read: the bundle's await is the only one.
     text() {
-      return this.pieces_().then((pieces) => {
-        if (pieces.every(isText)) return pieces.map(textOf).join('');
-        const bytes = pieces.map(bytesOfPiece);
-        const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
-        let at = 0;
-        for (const p of bytes) { out.set(p, at); at += p.length; }
-        return decodeUtf8(out);
-      });
+      return new Promise((resolve, reject) => this.whole_((pieces) => {
+        try {
+          resolve(textOfPieces(pieces));
+        } catch (e) {
+          reject(e);
+        }
+      }, reject));
     }
     async json() { return parse(await this.text()); }
     clone() { throw new TypeError('Response.clone is not in the sandbox: read the body once'); }
