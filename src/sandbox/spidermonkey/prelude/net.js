@@ -259,15 +259,17 @@
                                    : piece instanceof Text ? piece.bytes : piece);
   const isText = (piece) => typeof piece === 'string' || piece instanceof Text;
   const textOf = (piece) => (typeof piece === 'string' ? piece : utf8Text(piece.bytes));
-  // A body's text from its pieces: joined when all are text, else decoded from their bytes.
-  const textOfPieces = (pieces) => {
-    if (pieces.every(isText)) return pieces.map(textOf).join('');
+  // A body's bytes from its pieces, in one array.
+  const bytesOfPieces = (pieces) => {
     const bytes = pieces.map(bytesOfPiece);
     const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
     let at = 0;
     for (const p of bytes) { out.set(p, at); at += p.length; }
-    return decodeUtf8(out);
+    return out;
   };
+  // A body's text from its pieces: joined when all are text, else decoded from their bytes.
+  const textOfPieces = (pieces) => (pieces.every(isText) ? pieces.map(textOf).join('')
+                                                         : decodeUtf8(bytesOfPieces(pieces)));
   class Source {
     constructor(id) {
       this.id = id;            // the host's stream; undefined for bytes held
@@ -415,13 +417,7 @@
       source.next(waiter);
     }
     pieces_() { return new Promise((resolve, reject) => this.whole_(resolve, reject)); }
-    async bytes() {
-      const pieces = (await this.pieces_()).map(bytesOfPiece);
-      const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of pieces) { out.set(p, at); at += p.length; }
-      return out;
-    }
+    async bytes() { return bytesOfPieces(await this.pieces_()); }
     // The text, made as the body's end is read: the bundle's await is the only one.
     text() {
       return new Promise((resolve, reject) => this.whole_((pieces) => {
