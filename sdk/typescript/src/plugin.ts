@@ -138,6 +138,8 @@ export class Plugin {
     };
     let init: InitializeParams | undefined;
     let started: Promise<void> | undefined;
+    // The start handlers are done: a request is served at once from then on.
+    let startDone = false;
     let ending = false;
     let endWith!: (code: number) => void;
     const ended = new Promise<number>((resolve) => {
@@ -182,7 +184,7 @@ export class Plugin {
       await runAll(this.shutdowns, 'the shutdown handler');
     };
 
-    const serve = async (m: Incoming): Promise<Reply | undefined> => {
+    const serve = (m: Incoming): Reply | undefined | Promise<Reply | undefined> => {
       const info = infoOf(m.method);
       const isRequest = 'id' in m;
       if (m.method === 'initialize' && isRequest) {
@@ -199,13 +201,14 @@ export class Plugin {
         const begun = new Promise<void>((resolve) => {
           begin = resolve;
         });
-        started = begun.then(() => runAll(this.starts, 'the start handler'));
+        started = begun
+          .then(() => runAll(this.starts, 'the start handler'))
+          .then(() => {
+            startDone = true;
+          });
         return { result, after: begin };
       }
-      if (m.method === 'shutdown' && isRequest) {
-        await runShutdown();
-        return { result: null, after: () => finish(0) };
-      }
+      if (m.method === 'shutdown' && isRequest) return runShutdown().then(() => ({ result: null, after: () => finish(0) }));
       if (info && info.direction === 'toPlugin') {
         const problem = m.method === 'events/fact' ? checkFactParams(m.params, 'params') : info.checkParams(m.params, 'params');
         if (problem) {
@@ -219,20 +222,25 @@ export class Plugin {
       // reading it).
       if (!isRequest && programs.take(m.method, m.params as ProcOutParams | ProcExitParams)) return undefined;
       // Everything else waits for the start handlers (the guard's rules loaded first).
-      if (started) await started;
-      if (!isRequest) {
-        await this.notified(m, context, trace);
-        return undefined;
-      }
+      if (started && !startDone) return started.then(() => dispatch(m, info, isRequest));
+      return dispatch(m, info, isRequest);
+    };
+    // A request's handler, its answer given at once when the handler returned a value (not a
+    // promise or another thenable, which are waited for as `await` would).
+    const dispatch = (m: Incoming, info: MethodInfo | undefined, isRequest: boolean): Reply | undefined | Promise<Reply | undefined> => {
+      if (!isRequest) return this.notified(m, context, trace).then(() => undefined);
       const handler = this.requests.get(m.method);
       if (!handler) {
         throw new EscouadeError(ErrorCode.methodNotFound, `${m.method}: not a method of ${context.pluginId || 'this plugin'}`);
       }
-      const result = await handler(m.params, context);
+      const result = handler(m.params, context);
+      if (isThenable(result)) return Promise.resolve(result).then((r) => checked(m.method, info, r));
+      return checked(m.method, info, result);
+    };
+    const checked = (method: string, info: MethodInfo | undefined, result: unknown): Reply => {
       if (info && info.direction === 'toPlugin') {
         const problem = info.checkResult(result, 'result');
-        if (problem)
-          throw new EscouadeError(ErrorCode.internal, `${m.method}: the handler's answer does not hold (${problem})`);
+        if (problem) throw new EscouadeError(ErrorCode.internal, `${method}: the handler's answer does not hold (${problem})`);
       }
       return { result: result === undefined ? null : result };
     };
@@ -274,6 +282,11 @@ export class Plugin {
       p.log.error(`the handler of ${m.method} failed: ${describe(e)}`);
     }
   }
+}
+
+// Whether `await v` would wait for `v`: a promise, or any object or function with a then().
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (typeof v === 'object' || typeof v === 'function') && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
 /** Whether a fact named `name` is one `pattern` takes. */

@@ -95,6 +95,32 @@ describe('decisions', () => {
     await assert.rejects(e.decide({ request }), { code: -32003, message: 'not for this plugin' });
   });
 
+  it('writes the answer of a handler that returned a value while its line is taken', async () => {
+    const e = new TestEscouade(new Plugin().onDecide(() => allow('at once')));
+    await e.start();
+    const before = e.written.length;
+    const decided = e.decide({ request });
+    // No promise between the line and its answer: written before the request's call returned.
+    assert.equal(e.written.length, before + 1);
+    assert.deepEqual(await decided, { decision: 'allow', message: 'at once' });
+  });
+
+  it('waits for a handler that returned a promise or another thenable, as await would', async () => {
+    const plugin = new Plugin()
+      .onDecide(() => ({ then: (resolve: (d: unknown) => void) => resolve(deny('from a thenable')) }) as never)
+      .on('agent/attach', async () => {
+        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        return { later: true };
+      });
+    const e = new TestEscouade(plugin);
+    await e.start();
+    assert.deepEqual(await e.decide({ request }), { decision: 'deny', message: 'from a thenable' });
+    assert.deepEqual(await e.request('agent/attach', {}), { later: true });
+    const rejecting = new TestEscouade(new Plugin().onDecide(() => Promise.reject(new Error('no rules'))));
+    await rejecting.start();
+    await assert.rejects(rejecting.decide({ request }), { code: -32603, message: 'permissions/decide: no rules' });
+  });
+
   it('answers -32603 when the handler answers something that is not a decision', async () => {
     const plugin = new Plugin().onDecide(() => ({ decision: 'maybe' }) as never);
     const e = new TestEscouade(plugin);
