@@ -18,8 +18,9 @@
 //   decide-mixed  the same with a quarter of the deciding plugins run.js plugins in the sandbox
 //           (5, 20 and 100 plugins: 1, 5 and 25 sandboxed)
 //   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
-//           sandbox beside the same plugin as a process, a large bundle's cold start, and the
-//           guard example as run.wasm beside its process build (host_bench_sandbox.cpp)
+//           sandbox beside the same plugin as a process, a large bundle's cold start, the
+//           guard example as run.wasm beside its process build, and the TypeScript guard in the
+//           sandbox beside the same bundle under Node (host_bench_sandbox.cpp)
 // Prints one JSON object a measure. Compare with bench_pipe_floor --json and bench_floors, run
 // beside it (bench/run.sh prints the ratios). The app's side is in host_bench_app.cpp.
 
@@ -420,7 +421,7 @@ int main(int argc, char** argv) {
     // As many starts as its floor (bench_floors spawn).
     if (which == "all" || which == "cold") bench_cold(50);
     if (which == "all" || which == "idle") bench_idle(200);
-    // bench_host sandbox [calls|cold|idle|large|wasm]: one part, or all of them.
+    // bench_host sandbox [calls|cold|idle|large|wasm|ts]: one part, or all of them.
     if (which == "all" || which == "sandbox") bench_sandbox(5000, argc > 2 ? argv[2] : "");
     // fs/read and proc/spawn through the host, beside the same done directly.
     // bench_host services [<reads> [<plugins running beside>]].

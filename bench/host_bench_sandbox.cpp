@@ -15,6 +15,8 @@
 //   run.wasm: the guard example as a process and as run.wasm: a decision's round trip, p50/p99,
 //     right after the start (Ion's compile still running beside it) and once Ion's code runs;
 //     cold start (each instance compiles its module: the engine cannot keep compiled wasm)
+//   ts: the guard written with the TypeScript SDK (examples/guard-ts), its bundle in the sandbox
+//     and under Node as a process: a decision's round trip, p50/p99
 
 #include <pthread.h>
 
@@ -274,6 +276,40 @@ void wasm_guard(int iterations, int starts) {
           1024.0);
 }
 
+#ifdef ESCOUADE_BENCH_GUARD_TS
+// The guard written with the TypeScript SDK (examples/guard-ts): one bundle, in the sandbox
+// (run.js) and under Node as a process (its -process twin), each in a rig of its own, decisions
+// one at a time. A plugin as its author writes it, through the SDK's session and checks, where
+// echo.mjs above answers from a readline handler.
+void ts_guard(int iterations) {
+  const std::string id = "dev.example.guard-ts";
+  const json::value d = decide_params();
+  const auto copy = [](const fs::path& built, const std::string& name) {
+    const fs::path dir = g_root / name;
+    fs::remove_all(dir);
+    fs::copy(built, dir, fs::copy_options::recursive);
+    return dir;
+  };
+  std::vector<double> node_decide, js_decide;
+  {
+    Rig rig;
+    rig.add_folder(id, copy(ESCOUADE_BENCH_GUARD_TS, "guard-ts"));
+    rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
+    js_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+  }
+  {
+    Rig rig;
+    rig.add_folder(id, copy(std::string(ESCOUADE_BENCH_GUARD_TS) + "-process", "guard-ts-process"));
+    node_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+  }
+  std::printf(
+      "{\"bench\":\"sandbox_ts_decide\",\"iterations\":%zu,\"node_p50_us\":%.1f,"
+      "\"node_p99_us\":%.1f,\"sandbox_p50_us\":%.1f,\"sandbox_p99_us\":%.1f}\n",
+      js_decide.size(), pct(node_decide, 0.5), pct(node_decide, 0.99), pct(js_decide, 0.5),
+      pct(js_decide, 0.99));
+}
+#endif
+
 }  // namespace
 
 void bench_sandbox(int iterations, const std::string& part) {
@@ -333,6 +369,9 @@ void bench_sandbox(int iterations, const std::string& part) {
   if (runs("idle")) idle_memory(20);
   if (runs("large")) large_bundle(20);
   if (runs("wasm")) wasm_guard(iterations, 20);
+#ifdef ESCOUADE_BENCH_GUARD_TS
+  if (runs("ts")) ts_guard(iterations);
+#endif
 }
 
 }  // namespace host_bench
