@@ -229,14 +229,18 @@ void large_bundle(int starts) {
       pct(loaded_ms, 0.5), pct(loaded_ms, 0.99));
 }
 
-// The guard example's folder (the process, or the run.wasm build of the same sources) copied
-// under g_root, so that its journal and data stay the bench's.
-fs::path guard_folder(const fs::path& built, const std::string& name) {
+// A guard example's folder (the process, the run.wasm build of the same sources, the TypeScript
+// bundle) copied under g_root, so that its journal and data stay the bench's: its files, and of
+// its folders only `folders` (a build folder holds the build system's too).
+fs::path guard_folder(const fs::path& built, const std::string& name,
+                      const std::vector<std::string>& folders = {}) {
   const fs::path dir = g_root / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const auto& entry : fs::directory_iterator(built))
     if (entry.is_regular_file()) fs::copy_file(entry.path(), dir / entry.path().filename());
+  for (const auto& folder : folders)
+    fs::copy(built / folder, dir / folder, fs::copy_options::recursive);
   return dir;
 }
 
@@ -284,22 +288,17 @@ void wasm_guard(int iterations, int starts) {
 void ts_guard(int iterations) {
   const std::string id = "dev.example.guard-ts";
   const json::value d = decide_params();
-  const auto copy = [](const fs::path& built, const std::string& name) {
-    const fs::path dir = g_root / name;
-    fs::remove_all(dir);
-    fs::copy(built, dir, fs::copy_options::recursive);
-    return dir;
-  };
   std::vector<double> node_decide, js_decide;
   {
     Rig rig;
-    rig.add_folder(id, copy(ESCOUADE_BENCH_GUARD_TS, "guard-ts"));
+    rig.add_folder(id, guard_folder(ESCOUADE_BENCH_GUARD_TS, "guard-ts", {"dist"}));
     rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
     js_decide = round_trips(rig, id, "permissions/decide", d, iterations);
   }
   {
     Rig rig;
-    rig.add_folder(id, copy(std::string(ESCOUADE_BENCH_GUARD_TS) + "-process", "guard-ts-process"));
+    rig.add_folder(id, guard_folder(std::string(ESCOUADE_BENCH_GUARD_TS) + "-process",
+                                    "guard-ts-process", {"dist"}));
     node_decide = round_trips(rig, id, "permissions/decide", d, iterations);
   }
   std::printf(
