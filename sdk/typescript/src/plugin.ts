@@ -225,8 +225,8 @@ export class Plugin {
       if (started && !startDone) return started.then(() => dispatch(m, info, isRequest));
       return dispatch(m, info, isRequest);
     };
-    // A request's handler, its answer given at once when the handler returned a value (not a
-    // promise or another thenable, which are waited for as `await` would).
+    // A notification's handlers, or a request's handler with its answer given at once when the
+    // handler returned a value (not a promise or another thenable, waited for as `await` would).
     const dispatch = (m: Incoming, info: MethodInfo | undefined, isRequest: boolean): Reply | undefined | Promise<Reply | undefined> => {
       if (!isRequest) return this.notified(m, context, trace).then(() => undefined);
       const handler = this.requests.get(m.method);

@@ -115,7 +115,7 @@ export class Session {
     try {
       this.reply(served);
     } catch (e) {
-      this.trace(`a message could not be served: ${describe(e)}`);
+      this.unserved(e);
     }
   }
 
@@ -159,6 +159,10 @@ export class Session {
     if (after) after();
   }
 
+  private unserved(e: unknown): void {
+    this.trace(`a message could not be served: ${describe(e)}`);
+  }
+
   private send(message: unknown): void {
     this.transport.write(JSON.stringify(message));
   }
@@ -166,7 +170,7 @@ export class Session {
   private track(work: Promise<void>): void {
     ++this.inFlight;
     work
-      .catch((e: unknown) => this.trace(`a message could not be served: ${describe(e)}`))
+      .catch((e: unknown) => this.unserved(e))
       .finally(() => {
         if (--this.inFlight === 0) {
           const waiters = this.idleWaiters;
