@@ -21,7 +21,7 @@ import {
   type ToPluginNotification,
   type ToPluginRequest,
 } from './protocol';
-import { describe, Session, type Incoming, type Reply } from './session';
+import { describe, Later, Session, type Incoming, type Reply } from './session';
 import { inSandbox, stdioTransport, type Transport } from './transport';
 
 /** A fact's name, `ticket.*` for every fact of a family, or `*` for all of them. */
@@ -184,7 +184,7 @@ export class Plugin {
       await runAll(this.shutdowns, 'the shutdown handler');
     };
 
-    const serve = (m: Incoming): Reply | undefined | Promise<Reply | undefined> => {
+    const serve = (m: Incoming): Reply | undefined | Later => {
       const info = infoOf(m.method);
       const isRequest = 'id' in m;
       if (m.method === 'initialize' && isRequest) {
@@ -208,7 +208,7 @@ export class Plugin {
           });
         return { result, after: begin };
       }
-      if (m.method === 'shutdown' && isRequest) return runShutdown().then(() => ({ result: null, after: () => finish(0) }));
+      if (m.method === 'shutdown' && isRequest) return new Later(runShutdown(), () => ({ result: null, after: () => finish(0) }));
       if (info && info.direction === 'toPlugin') {
         const problem = m.method === 'events/fact' ? checkFactParams(m.params, 'params') : info.checkParams(m.params, 'params');
         if (problem) {
@@ -222,19 +222,22 @@ export class Plugin {
       // reading it).
       if (!isRequest && programs.take(m.method, m.params as ProcOutParams | ProcExitParams)) return undefined;
       // Everything else waits for the start handlers (the guard's rules loaded first).
-      if (started && !startDone) return started.then(() => dispatch(m, info, isRequest));
+      if (started && !startDone) return new Later(started, () => dispatch(m, info, isRequest));
       return dispatch(m, info, isRequest);
     };
     // A notification's handlers, or a request's handler with its answer given at once when the
     // handler returned a value (not a promise or another thenable, waited for as `await` would).
-    const dispatch = (m: Incoming, info: MethodInfo | undefined, isRequest: boolean): Reply | undefined | Promise<Reply | undefined> => {
-      if (!isRequest) return this.notified(m, context, trace).then(() => undefined);
+    const dispatch = (m: Incoming, info: MethodInfo | undefined, isRequest: boolean): Reply | undefined | Later => {
+      if (!isRequest) {
+        const waits = this.notified(m, context, trace);
+        return waits && new Later(waits);
+      }
       const handler = this.requests.get(m.method);
       if (!handler) {
         throw new EscouadeError(ErrorCode.methodNotFound, `${m.method}: not a method of ${context.pluginId || 'this plugin'}`);
       }
       const result = handler(m.params, context);
-      if (isThenable(result)) return Promise.resolve(result).then((r) => checked(m.method, info, r));
+      if (isThenable(result)) return new Later(result, (r) => checked(m.method, info, r));
       return checked(m.method, info, result);
     };
     const checked = (method: string, info: MethodInfo | undefined, result: unknown): Reply => {
@@ -259,29 +262,51 @@ export class Plugin {
     return { ended, idle: () => session.idle(), started: () => started ?? Promise.resolve(), context };
   }
 
-  private async notified(m: Incoming, p: Context, trace: (what: string) => void): Promise<void> {
-    if (m.method === 'events/fact') {
-      const fact = m.params as Fact;
-      for (const { pattern, handler } of this.factHandlers) {
-        if (!matches(pattern, fact.name)) continue;
-        try {
-          await handler(fact, p);
-        } catch (e) {
-          trace(`the handler of ${fact.name} failed: ${describe(e)}`);
-          p.log.error(`the handler of ${fact.name} failed: ${describe(e)}`);
-        }
-      }
-      return;
-    }
+  // A notification's handlers, each after the one before it settled (as a loop of `await`s
+  // would) but without a promise between those that returned a value: undefined when all did.
+  private notified(m: Incoming, p: Context, trace: (what: string) => void): Promise<undefined> | undefined {
+    const fact = m.method === 'events/fact' ? (m.params as Fact) : undefined;
+    const name = fact ? fact.name : m.method;
+    const failed = (e: unknown) => {
+      trace(`the handler of ${name} failed: ${describe(e)}`);
+      p.log.error(`the handler of ${name} failed: ${describe(e)}`);
+    };
+    if (fact) return this.factFrom(0, fact, p, failed);
     const handler = this.notifications.get(m.method);
-    if (!handler) return;
-    try {
-      await handler(m.params, p);
-    } catch (e) {
-      trace(`the handler of ${m.method} failed: ${describe(e)}`);
-      p.log.error(`the handler of ${m.method} failed: ${describe(e)}`);
-    }
+    return handler ? settle(() => handler(m.params, p), failed) : undefined;
   }
+
+  // The handlers of `fact` from the `i`th on.
+  private factFrom(i: number, fact: Fact, p: Context, failed: (e: unknown) => void): Promise<undefined> | undefined {
+    for (; i < this.factHandlers.length; ++i) {
+      const { pattern, handler } = this.factHandlers[i]!;
+      if (!matches(pattern, fact.name)) continue;
+      const waits = settle(() => handler(fact, p), failed);
+      const next = i + 1;
+      if (waits) return waits.then(() => this.factFrom(next, fact, p, failed));
+    }
+    return undefined;
+  }
+}
+
+// Calls `handler`; what it threw or its promise rejected with goes to `failed`. A promise that
+// settles once the handler's does, or undefined when it returned a value (or threw).
+function settle(handler: () => unknown, failed: (e: unknown) => void): Promise<undefined> | undefined {
+  let result: unknown;
+  try {
+    result = handler();
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+  if (!isThenable(result)) return undefined;
+  return Promise.resolve(result).then(
+    () => undefined,
+    (e: unknown) => {
+      failed(e);
+      return undefined;
+    },
+  );
 }
 
 // Whether `await v` would wait for `v`: a promise, or any object or function with a then().

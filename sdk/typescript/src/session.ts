@@ -18,9 +18,22 @@ export interface Incoming {
 
 /**
  * What serves an incoming message: its answer for a request, nothing for a notification; given
- * at once when it has it (a handler that returned a value), a promise when it must wait.
+ * at once when it has it (a handler that returned a value), a Later when it must wait.
  */
-export type Serve = (message: Incoming) => Reply | undefined | Promise<Reply | undefined>;
+export type Serve = (message: Incoming) => Reply | undefined | Later;
+
+/**
+ * A reply that waits for `value` (a promise or another thenable, waited for as `await` would):
+ * `reply` makes it from what `value` gave, in the job that takes it; a throw is answered as an
+ * error, a Later is waited for in turn. Nothing else comes between the value and the answer's
+ * write: inside the sandbox each promise job costs several times Node's (docs/authors.md).
+ */
+export class Later {
+  constructor(
+    readonly value: PromiseLike<unknown>,
+    readonly reply: (value: unknown) => Reply | undefined | Later = () => undefined,
+  ) {}
+}
 
 /** A request's answer; `after` runs once it has been written (the start after initialize). */
 export type Reply = ({ result: unknown } | { error: EscouadeError }) & { after?: () => void };
@@ -35,6 +48,15 @@ interface Pending {
 // An incoming message served: its answer (none for a notification), and what runs once that
 // answer has been written.
 type Served = [object | undefined, (() => void) | undefined];
+
+// A message whose reply waits: what its answer needs once the reply comes.
+class Waiting {
+  constructor(
+    readonly id: Id | undefined,
+    readonly method: string,
+    readonly later: Later,
+  ) {}
+}
 
 /** One call of a batch the plugin sends. */
 export interface BatchCall {
@@ -106,8 +128,8 @@ export class Session {
       return;
     }
     const served = this.serveOne(message);
-    if (served instanceof Promise) {
-      this.track(served.then((s) => this.reply(s)));
+    if (served instanceof Waiting) {
+      this.answerLater(served);
       return;
     }
     // Answered in this turn, without a promise between: inside the sandbox each one is a job of
@@ -167,24 +189,61 @@ export class Session {
     this.transport.write(JSON.stringify(message));
   }
 
+  // A message whose reply waits: its answer written in the job that takes the reply's value.
+  private answerLater(w: Waiting): void {
+    ++this.inFlight;
+    this.waitFor(w, w.later);
+  }
+
+  private waitFor(w: Waiting, later: Later): void {
+    Promise.resolve(later.value).then(
+      (value) => {
+        let reply: Reply | undefined | Later;
+        try {
+          reply = later.reply(value);
+        } catch (e) {
+          reply = { error: asError(w.method, e) };
+        }
+        if (reply instanceof Later) this.waitFor(w, reply);
+        else this.writeLater(answerOf(w.id, reply));
+      },
+      (e: unknown) => this.writeLater(answerOf(w.id, { error: asError(w.method, e) })),
+    );
+  }
+
+  private writeLater(served: Served): void {
+    try {
+      this.reply(served);
+    } catch (e) {
+      this.unserved(e);
+    }
+    this.served();
+  }
+
   private track(work: Promise<void>): void {
     ++this.inFlight;
-    work
-      .catch((e: unknown) => this.unserved(e))
-      .finally(() => {
-        if (--this.inFlight === 0) {
-          const waiters = this.idleWaiters;
-          this.idleWaiters = [];
-          for (const w of waiters) w();
-        }
-      });
+    work.then(
+      () => this.served(),
+      (e: unknown) => {
+        this.unserved(e);
+        this.served();
+      },
+    );
+  }
+
+  // One message fewer being served; the waiters of idle() told when none is.
+  private served(): void {
+    if (--this.inFlight !== 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   private async takeBatch(batch: unknown[]): Promise<void> {
     const replies: (Served | Promise<Served>)[] = [];
     for (const m of batch) {
       if (isAnswer(m)) this.answer(m);
-      else replies.push(this.serveOne(m));
+      else replies.push(settled(this.serveOne(m)));
     }
     const served = await Promise.all(replies);
     const answered = served.map(([r]) => r).filter((r): r is object => r !== undefined);
@@ -206,7 +265,7 @@ export class Session {
   }
 
   // A request's answer, or undefined for a notification: at once when `serve` gave it at once.
-  private serveOne(message: unknown): Served | Promise<Served> {
+  private serveOne(message: unknown): Served | Waiting {
     const m = message as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
     const isObject = typeof message === 'object' && message !== null && !Array.isArray(message);
     const hasId = isObject && 'id' in m;
@@ -218,19 +277,29 @@ export class Session {
       ? { method: m.method, params: m.params, id: m.id as Id }
       : { method: m.method, params: m.params };
     const id = hasId ? (m.id as Id) : undefined;
-    let reply: Reply | undefined | Promise<Reply | undefined>;
+    let reply: Reply | undefined | Later;
     try {
       reply = this.serve(incoming);
     } catch (e) {
       return answerOf(id, { error: asError(incoming.method, e) });
     }
-    if (reply instanceof Promise)
-      return reply.then(
-        (r) => answerOf(id, r),
-        (e: unknown) => answerOf(id, { error: asError(incoming.method, e) }),
-      );
+    if (reply instanceof Later) return new Waiting(id, incoming.method, reply);
     return answerOf(id, reply);
   }
+}
+
+// A batch's member as a promise of its answer (a batch is answered once all of them are).
+function settled(s: Served | Waiting): Served | Promise<Served> {
+  if (!(s instanceof Waiting)) return s;
+  const replyOf = (later: Later): Promise<Reply | undefined> =>
+    Promise.resolve(later.value).then((value) => {
+      const reply = later.reply(value);
+      return reply instanceof Later ? replyOf(reply) : reply;
+    });
+  return replyOf(s.later).then(
+    (r) => answerOf(s.id, r),
+    (e: unknown) => answerOf(s.id, { error: asError(s.method, e) }),
+  );
 }
 
 /** What a handler threw, as the error to answer: its own code when it is an EscouadeError. */

@@ -121,6 +121,18 @@ describe('decisions', () => {
     await assert.rejects(rejecting.decide({ request }), { code: -32603, message: 'permissions/decide: no rules' });
   });
 
+  it('writes the answer of an async handler in the job that takes its value, not after a chain of them', async () => {
+    const e = new TestEscouade(new Plugin().onDecide(async () => allow('soon')));
+    await e.start();
+    const before = e.written.length;
+    const decided = e.decide({ request });
+    // The job that takes the handler's value checks it and writes its answer; this await's job
+    // comes after it (inside the sandbox each job costs several times Node's: docs/authors.md).
+    await null;
+    assert.equal(e.written.length, before + 1);
+    assert.deepEqual(await decided, { decision: 'allow', message: 'soon' });
+  });
+
   it('answers -32603 when the handler answers something that is not a decision', async () => {
     const plugin = new Plugin().onDecide(() => ({ decision: 'maybe' }) as never);
     const e = new TestEscouade(plugin);
@@ -216,6 +228,41 @@ describe('facts', () => {
     await e.fact({ name: 'agent.status' });
     assert.deepEqual(heard, ['agent.status']);
     assert.deepEqual(e.logs, [{ level: 'error', message: 'the handler of agent.status failed: boom' }]);
+  });
+
+  it('gives a fact to handlers that return nothing while its line is taken', async () => {
+    const heard: string[] = [];
+    const plugin = new Plugin().onFact('agent.status', (f) => void heard.push(f.name)).onFact((f) => void heard.push('all:' + f.name));
+    const e = new TestEscouade(plugin);
+    await e.start();
+    e.tell('events/fact', { name: 'agent.status', version: 1, seq: 1, at: 'x', data: {} });
+    assert.deepEqual(heard, ['agent.status', 'all:agent.status']);
+    await e.idle();
+  });
+
+  it('runs its handlers one after the other, each once the promise of the one before settled', async () => {
+    const heard: string[] = [];
+    const plugin = new Plugin()
+      .onFact('agent.status', async () => {
+        heard.push('first begins');
+        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        heard.push('first ends');
+      })
+      .onFact('agent.status', () => Promise.reject(new Error('rejected')))
+      .onFact('agent.status', () => {
+        heard.push('third');
+        throw new Error('thrown');
+      })
+      .onFact('agent.status', () => ({ then: (resolve: () => void) => setTimeout(resolve, 1) }) as never)
+      .onFact((f) => void heard.push('all:' + f.name));
+    const e = new TestEscouade(plugin);
+    await e.start();
+    await e.fact({ name: 'agent.status' });
+    assert.deepEqual(heard, ['first begins', 'first ends', 'third', 'all:agent.status']);
+    assert.deepEqual(e.logs, [
+      { level: 'error', message: 'the handler of agent.status failed: rejected' },
+      { level: 'error', message: 'the handler of agent.status failed: thrown' },
+    ]);
   });
 
   it('gives a fact of a name it does not know to the handlers of its family and of all facts', async () => {
