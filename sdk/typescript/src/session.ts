@@ -243,7 +243,7 @@ export class Session {
     const replies: (Served | Promise<Served>)[] = [];
     for (const m of batch) {
       if (isAnswer(m)) this.answer(m);
-      else replies.push(settled(this.serveOne(m)));
+      else replies.push(batchAnswer(this.serveOne(m)));
     }
     const served = await Promise.all(replies);
     const answered = served.map(([r]) => r).filter((r): r is object => r !== undefined);
@@ -289,7 +289,7 @@ export class Session {
 }
 
 // A batch's member as a promise of its answer (a batch is answered once all of them are).
-function settled(s: Served | Waiting): Served | Promise<Served> {
+function batchAnswer(s: Served | Waiting): Served | Promise<Served> {
   if (!(s instanceof Waiting)) return s;
   const replyOf = (later: Later): Promise<Reply | undefined> =>
     Promise.resolve(later.value).then((value) => {

@@ -171,6 +171,36 @@ describe('methods', () => {
     assert.deepEqual(await e.request('nothing', null).catch((x: EscouadeError) => x.code), -32601);
   });
 
+  it('answers a batch once each of its members is served, those that wait in their place', async () => {
+    const plugin = new Plugin()
+      .onDecide(async () => {
+        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        return deny('later');
+      })
+      .on('agent/attach', () => Promise.reject(new Error('no agent')))
+      .on('agent/detach', () => ({ at: 'once' }));
+    const e = new TestEscouade(plugin);
+    await e.start();
+    const project = { id: 'p', name: 'P', private: false };
+    const written = await e.line(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'permissions/decide', params: { request, project } },
+        { jsonrpc: '2.0', id: 2, method: 'agent/attach', params: {} },
+        { jsonrpc: '2.0', id: 3, method: 'agent/detach', params: {} },
+      ]),
+    );
+    assert.equal(written.length, 1);
+    const batch = written[0] as { id: unknown; result?: unknown; error?: { code: number; message: string } }[];
+    assert.deepEqual(
+      batch.map((r) => [r.id, r.result ?? [r.error!.code, r.error!.message]]),
+      [
+        [1, { decision: 'deny', message: 'later' }],
+        [2, [-32603, 'agent/attach: no agent']],
+        [3, { at: 'once' }],
+      ],
+    );
+  });
+
   it('answers a batch with one batch, in order, notifications left out', async () => {
     const facts: string[] = [];
     const plugin = new Plugin().onDecide(() => ask('the user')).onFact((f) => {
