@@ -15,8 +15,9 @@
 //   run.wasm: the guard example as a process and as run.wasm: a decision's round trip, p50/p99,
 //     right after the start (Ion's compile still running beside it) and once Ion's code runs;
 //     cold start (each instance compiles its module: the engine cannot keep compiled wasm)
-//   ts: the guard written with the TypeScript SDK (examples/guard-ts), its bundle in the sandbox
-//     and under Node as a process: a decision's round trip, p50/p99
+//   ts: the guard written with the TypeScript SDK (examples/guard-ts), and its twin whose
+//     handler is async (bench/plugins/guard-ts-async), each bundle in the sandbox and under Node
+//     as a process: a decision's round trip, p50/p99
 
 #include <pthread.h>
 
@@ -281,31 +282,47 @@ void wasm_guard(int iterations, int starts) {
 }
 
 #ifdef ESCOUADE_BENCH_GUARD_TS
-// The guard written with the TypeScript SDK (examples/guard-ts): one bundle, in the sandbox
-// (run.js) and under Node as a process (its -process twin), each in a rig of its own, decisions
-// one at a time. A plugin as its author writes it, through the SDK's session and checks, where
-// echo.mjs above answers from a readline handler.
-void ts_guard(int iterations) {
-  const std::string id = "dev.example.guard-ts";
+// A TypeScript plugin's decisions, one at a time: in the sandbox (run.js) and under Node as a
+// process (its -process twin, the same bundle), each in a rig of its own.
+struct SandboxAndNode {
+  std::vector<double> sandbox, node;
+};
+
+SandboxAndNode ts_decisions(const std::string& built, const std::string& id,
+                            const std::string& name, int iterations) {
   const json::value d = decide_params();
-  std::vector<double> node_decide, js_decide;
+  SandboxAndNode times;
   {
     Rig rig;
-    rig.add_folder(id, guard_folder(ESCOUADE_BENCH_GUARD_TS, "guard-ts", {"dist"}));
+    rig.add_folder(id, guard_folder(built, name, {"dist"}));
     rig.run_until([&] { return rig.sandboxed.compiling() == 0; });
-    js_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+    times.sandbox = round_trips(rig, id, "permissions/decide", d, iterations);
   }
   {
     Rig rig;
-    rig.add_folder(id, guard_folder(std::string(ESCOUADE_BENCH_GUARD_TS) + "-process",
-                                    "guard-ts-process", {"dist"}));
-    node_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+    rig.add_folder(id, guard_folder(built + "-process", name + "-process", {"dist"}));
+    times.node = round_trips(rig, id, "permissions/decide", d, iterations);
   }
+  return times;
+}
+
+// The guard written with the TypeScript SDK (examples/guard-ts), a plugin as its author writes
+// it, through the SDK's session and checks, where echo.mjs above answers from a readline
+// handler; and its twin whose decision handler is async (bench/plugins/guard-ts-async), as most
+// authors write handlers: one promise more a request.
+void ts_guard(int iterations) {
+  const SandboxAndNode plain =
+      ts_decisions(ESCOUADE_BENCH_GUARD_TS, "dev.example.guard-ts", "guard-ts", iterations);
+  const SandboxAndNode async = ts_decisions(
+      ESCOUADE_BENCH_GUARD_TS_ASYNC, "dev.bench.guard-ts-async", "guard-ts-async", iterations);
   std::printf(
       "{\"bench\":\"sandbox_ts_decide\",\"iterations\":%zu,\"node_p50_us\":%.1f,"
-      "\"node_p99_us\":%.1f,\"sandbox_p50_us\":%.1f,\"sandbox_p99_us\":%.1f}\n",
-      js_decide.size(), pct(node_decide, 0.5), pct(node_decide, 0.99), pct(js_decide, 0.5),
-      pct(js_decide, 0.99));
+      "\"node_p99_us\":%.1f,\"sandbox_p50_us\":%.1f,\"sandbox_p99_us\":%.1f,"
+      "\"async_node_p50_us\":%.1f,\"async_node_p99_us\":%.1f,\"async_sandbox_p50_us\":%.1f,"
+      "\"async_sandbox_p99_us\":%.1f}\n",
+      plain.sandbox.size(), pct(plain.node, 0.5), pct(plain.node, 0.99), pct(plain.sandbox, 0.5),
+      pct(plain.sandbox, 0.99), pct(async.node, 0.5), pct(async.node, 0.99),
+      pct(async.sandbox, 0.5), pct(async.sandbox, 0.99));
 }
 #endif
 

@@ -158,6 +158,8 @@ a decision of one run.js plugin, p50 (floor: by Node)|"bench":"sandbox_decide",|
 a decision of one run.js plugin, p99 (floor: by Node)|"bench":"sandbox_decide",|node_p99_us|"bench":"sandbox_decide",|sandbox_p99_us|time|—
 a decision of the TypeScript guard (the SDK's bundle) in the sandbox, p50 (floor: the same bundle by Node)|"bench":"sandbox_ts_decide",|node_p50_us|"bench":"sandbox_ts_decide",|sandbox_p50_us|time|≤ 1.00×
 the same decision, p99 (floor: by Node)|"bench":"sandbox_ts_decide",|node_p99_us|"bench":"sandbox_ts_decide",|sandbox_p99_us|time|—
+a decision of the TypeScript guard with an async handler in the sandbox, p50 (floor: the same bundle by Node)|"bench":"sandbox_ts_decide",|async_node_p50_us|"bench":"sandbox_ts_decide",|async_sandbox_p50_us|time|≤ 1.00×
+the same decision, p99 (floor: by Node)|"bench":"sandbox_ts_decide",|async_node_p99_us|"bench":"sandbox_ts_decide",|async_sandbox_p99_us|time|—
 a decision of the guard as run.wasm, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|≤ 1.00×
 a decision of the guard as run.wasm, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|sandbox_p99_us|time|—
 a decision of the guard as run.wasm while Ion compiles it after its start, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|tiering_p99_us|time|—

@@ -3,12 +3,14 @@
 # runs npm ci; a configure without them stops with what to run when the tests are built (they
 # build and run TypeScript plugins), and builds no TypeScript plugin otherwise.
 #
-# escouade_ts_plugin(<target> SOURCE <folder> OUTPUT <folder> [ENTRY <file>] [FILES <file>...])
+# escouade_ts_plugin(<target> SOURCE <folder> OUTPUT <folder> [ENTRY <file>] [FILES <file>...]
+#                    [DEPENDS <file>...])
 #   Bundles the plugin in SOURCE (its entry, src/main.ts by default) with the SDK's
 #   escouade-plugin-build into OUTPUT/dist/plugin.mjs, and copies its escouade-plugin.json and
 #   FILES beside it: a folder host/load takes as it is. It makes OUTPUT-process too: the same
 #   bundle with the manifest's run set to {"command": ["node", "dist/plugin.mjs"]}, the plugin
-#   as a process under Node. The two run the same bundle.
+#   as a process under Node. The two run the same bundle. DEPENDS names what the bundle takes
+#   from outside SOURCE/src (it is bundled again when one changes).
 
 find_program(ESCOUADE_NODE node)
 set(ESCOUADE_NODE_MODULES ${PROJECT_SOURCE_DIR}/node_modules)
@@ -30,7 +32,7 @@ endif()
 file(GLOB_RECURSE ESCOUADE_TS_SDK_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/sdk/typescript/src/*.ts)
 
 function(escouade_ts_plugin target)
-  cmake_parse_arguments(TS "" "SOURCE;OUTPUT;ENTRY" "FILES" ${ARGN})
+  cmake_parse_arguments(TS "" "SOURCE;OUTPUT;ENTRY" "FILES;DEPENDS" ${ARGN})
   if(NOT TS_ENTRY)
     set(TS_ENTRY src/main.ts)
   endif()
@@ -41,7 +43,7 @@ function(escouade_ts_plugin target)
     OUTPUT ${bundle}
     COMMAND ${ESCOUADE_NODE} ${ESCOUADE_TS_BUILD} --entry ${TS_ENTRY} --outfile ${bundle}
     WORKING_DIRECTORY ${TS_SOURCE}
-    DEPENDS ${sources} ${ESCOUADE_TS_SDK_SOURCES} ${ESCOUADE_TS_BUILD}
+    DEPENDS ${sources} ${TS_DEPENDS} ${ESCOUADE_TS_SDK_SOURCES} ${ESCOUADE_TS_BUILD}
     COMMENT "Bundling the TypeScript plugin ${target}"
     VERBATIM)
   add_custom_command(
