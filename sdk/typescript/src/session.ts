@@ -192,23 +192,7 @@ export class Session {
   // A message whose reply waits: its answer written in the job that takes the reply's value.
   private answerLater(w: Waiting): void {
     ++this.inFlight;
-    this.waitFor(w, w.later);
-  }
-
-  private waitFor(w: Waiting, later: Later): void {
-    Promise.resolve(later.value).then(
-      (value) => {
-        let reply: Reply | undefined | Later;
-        try {
-          reply = later.reply(value);
-        } catch (e) {
-          reply = { error: asError(w.method, e) };
-        }
-        if (reply instanceof Later) this.waitFor(w, reply);
-        else this.writeLater(answerOf(w.id, reply));
-      },
-      (e: unknown) => this.writeLater(answerOf(w.id, { error: asError(w.method, e) })),
-    );
+    answerWhenDone(w, w.later, (served) => this.writeLater(served));
   }
 
   private writeLater(served: Served): void {
@@ -288,18 +272,28 @@ export class Session {
   }
 }
 
+// Gives `done` the answer of `w` in the job that takes its reply's value: a throw of the reply's
+// making or a rejection as an error answer, a Later given by the reply waited for in turn.
+function answerWhenDone(w: Waiting, later: Later, done: (served: Served) => void): void {
+  Promise.resolve(later.value).then(
+    (value) => {
+      let reply: Reply | undefined | Later;
+      try {
+        reply = later.reply(value);
+      } catch (e) {
+        reply = { error: asError(w.method, e) };
+      }
+      if (reply instanceof Later) answerWhenDone(w, reply, done);
+      else done(answerOf(w.id, reply));
+    },
+    (e: unknown) => done(answerOf(w.id, { error: asError(w.method, e) })),
+  );
+}
+
 // A batch's member as a promise of its answer (a batch is answered once all of them are).
 function batchAnswer(s: Served | Waiting): Served | Promise<Served> {
   if (!(s instanceof Waiting)) return s;
-  const replyOf = (later: Later): Promise<Reply | undefined> =>
-    Promise.resolve(later.value).then((value) => {
-      const reply = later.reply(value);
-      return reply instanceof Later ? replyOf(reply) : reply;
-    });
-  return replyOf(s.later).then(
-    (r) => answerOf(s.id, r),
-    (e: unknown) => answerOf(s.id, { error: asError(s.method, e) }),
-  );
+  return new Promise((resolve) => answerWhenDone(s, s.later, resolve));
 }
 
 /** What a handler threw, as the error to answer: its own code when it is an EscouadeError. */
