@@ -13,9 +13,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/write_now.hpp"
 #include "platform/process_tree.hpp"
+#include "platform/write_batch.hpp"
 #include "protocol/gen/errors.hpp"
 #include "runtime/line_queue.hpp"
 #include "runtime/pipe_reader.hpp"
@@ -256,12 +258,19 @@ void read_errors(const StatePtr& s) {
 
 void resume_if_drained(const StatePtr& s);
 
+void write_in_flight(const StatePtr& s);
+
 void write_next(const StatePtr& s) {
   if (s->writing || s->pending.empty() || !s->in) return;
   s->writing = true;
   // kKeptWriteRoom bytes at most. One line alone that does not fit the room is taken, not
   // copied: a sandbox helper's start record weighs megabytes.
   s->pending.take_joined(s->in_flight, kKeptWriteRoom);
+  write_in_flight(s);
+}
+
+// `in_flight` written by an asynchronous write, then what waits behind it.
+void write_in_flight(const StatePtr& s) {
   asio::async_write(*s->in, asio::buffer(s->in_flight),
                     [s](boost::system::error_code ec, std::size_t) {
                       if (!s->owner) return;
@@ -300,6 +309,65 @@ void resume_if_drained(const StatePtr& s) {
 
 // The RequestBurst objects alive on this thread.
 thread_local int t_bursts = 0;
+// The programs whose request waits for the end of the outermost burst, its line in `in_flight`
+// (hold_for_burst), in the order they were asked.
+thread_local std::vector<StatePtr> t_held;
+
+// A request that would be written at once, during a burst: kept as the line being written
+// (`writing`, so that what comes after it waits behind it) until the burst ends and writes every
+// held line in one go (flush_burst).
+void hold_for_burst(const StatePtr& s, std::string line) {
+  s->writing = true;
+  if (line.size() <= kKeptWriteRoom) {
+    s->in_flight.assign(line);  // its room kept, as write_next keeps it
+  } else {
+    s->in_flight = std::move(line);
+  }
+  t_held.push_back(s);
+}
+
+// The end of the outermost burst: the held lines written together (platform::write_batch: on
+// Linux one system call, so that the plugins they wake take the core once the host has written
+// to all of them, not each between two writes). A line a pipe did not take whole goes on by the
+// asynchronous write, as a direct write's rest does; a program gone meanwhile loses its line, as
+// it loses whatever waits for it.
+void flush_burst() {
+  std::vector<StatePtr> held;
+  held.swap(t_held);
+  std::vector<platform::BatchWrite> writes;
+  writes.reserve(held.size());
+  for (const auto& s : held) {
+    const bool open = s->owner && s->in && s->in->is_open();
+    writes.push_back(platform::BatchWrite{open ? s->in->native_handle() : -1, s->in_flight.data(),
+                                          open ? s->in_flight.size() : 0, 0});
+  }
+  std::vector<platform::BatchWrite> live;
+  live.reserve(writes.size());
+  for (const auto& w : writes)
+    if (w.fd >= 0) live.push_back(w);
+  platform::write_batch(live);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const StatePtr& s = held[i];
+    if (writes[i].fd < 0) {
+      s->writing = false;
+      s->in_flight.clear();
+      continue;
+    }
+    const ssize_t n = live[next++].result;
+    if (n == static_cast<ssize_t>(s->in_flight.size())) {
+      s->writing = false;
+      s->in_flight.clear();
+      resume_if_drained(s);
+      write_next(s);
+      continue;
+    }
+    // Part of it, none (its pipe full), or an error the asynchronous write meets again and
+    // reports as a direct write's does.
+    if (n > 0) s->in_flight.erase(0, static_cast<std::size_t>(n));
+    write_in_flight(s);
+  }
+}
 
 // Right after a request went out whole: its answer, when it is already in the pipe, is read and
 // handed on now, instead of after a return to the loop, its epoll_wait and its read. When the
@@ -366,6 +434,10 @@ void queue_line(const StatePtr& s, std::string line, proto::Delivery delivery,
     return;
   }
   if (kept && s->write_direct && !s->writing && s->pending.empty() && s->in) {
+    if (t_bursts > 0) {
+      hold_for_burst(s, std::move(line));
+      return;
+    }
     // A request or an answer with nothing ahead of it: written now, by the host's thread, with
     // no completion to run after it. The pipe almost always takes it whole; what it does not
     // take is written as before. Notifications keep the gathering below, where a burst of
@@ -515,7 +587,7 @@ RequestBurst::RequestBurst() noexcept {
 }
 
 RequestBurst::~RequestBurst() {
-  --t_bursts;
+  if (--t_bursts == 0 && !t_held.empty()) flush_burst();
 }
 
 Result<void> ProcessProgram::start(ProgramEvents events) {

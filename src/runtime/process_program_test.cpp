@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
 #include <fstream>
@@ -455,6 +456,60 @@ TEST_F(AnswerAtOnceTest, WithinABurstOfRequestsTheAnswerComesThroughTheLoop) {
   run_until([&] { return out_.size() == 2; });
   EXPECT_EQ(out_.front(), R"({"jsonrpc":"2.0","id":7,"result":1})");
   end(*p);
+}
+
+// A burst's requests are held until it ends, then leave together (platform::write_batch): each
+// program gets its lines whole and in their order, a line its pipe does not take whole goes on by
+// the asynchronous write, and a program destroyed during the burst loses its line, nothing else.
+TEST_F(AnswerAtOnceTest, ABurstsRequestsLeaveTogetherWhenItEndsWholeAndInOrder) {
+  const std::string wait_go =
+      "cd '" + folder_.string() + "'; while [ ! -e go ]; do sleep 0.01; done; ";
+  const auto request = [](int id) {
+    return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"test/echo"})" + "\n";
+  };
+  const std::string note = R"({"jsonrpc":"2.0","method":"test/note","params":{}})"
+                           "\n";
+  // Longer than a pipe holds (64 KiB here): the pipe takes part of it when the burst ends.
+  const std::string big = R"({"jsonrpc":"2.0","id":40,"method":"test/echo","params":")" +
+                          std::string(100 * 1024, 'x') + "\"}\n";
+  auto a = make(wait_go + "cat");
+  auto b = make(wait_go + "cat");
+  auto gone = make(wait_go + "cat");
+  auto c = make(wait_go + "head -c " + std::to_string(big.size()) + " | wc -c");
+  for (auto* p : {a.get(), b.get(), gone.get(), c.get()})
+    ASSERT_TRUE(p->start(events()));
+  {
+    const RequestBurst burst;
+    a->write(request(10), proto::Delivery::kept);
+    b->write(request(20), proto::Delivery::kept);
+    b->write(note, proto::Delivery::kept);  // behind b's request
+    gone->write(request(30), proto::Delivery::kept);
+    c->write(big, proto::Delivery::kept);
+    EXPECT_EQ(a->input_backlog(), request(10).size()) << "held until the burst ends";
+    EXPECT_EQ(b->input_backlog(), request(20).size() + note.size());
+    EXPECT_EQ(c->input_backlog(), big.size());
+    gone.reset();
+  }
+  EXPECT_EQ(a->input_backlog(), 0u) << "written as the burst ended";
+  EXPECT_EQ(b->input_backlog(), note.size()) << "what waited behind its request goes by the loop";
+  EXPECT_GT(c->input_backlog(), 0u) << "its pipe took part of it";
+  EXPECT_LT(c->input_backlog(), big.size());
+  std::ofstream(folder_ / "go") << "go\n";
+  run_until([&] { return out_.size() == 4 && c->input_backlog() == 0; });
+  const auto at = [&](const std::string& line) {
+    return std::find(out_.begin(), out_.end(), line) - out_.begin();
+  };
+  const auto bare = [](std::string line) {
+    line.pop_back();
+    return line;
+  };
+  EXPECT_LT(at(bare(request(10))), 4);
+  EXPECT_LT(at(bare(request(20))), at(bare(note))) << "b's lines in their order";
+  EXPECT_LT(at(bare(note)), 4);
+  EXPECT_LT(at(std::to_string(big.size())), 4) << "c got the whole of its line";
+  EXPECT_EQ(at(bare(request(30))), 4) << "nothing of the destroyed program's";
+  for (auto* p : {a.get(), b.get(), c.get()})
+    p->stop();
 }
 
 // Half a line read at once waits for its end, which the loop's read brings.
