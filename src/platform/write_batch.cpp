@@ -122,23 +122,33 @@ class Ring {
       ++tail;
     }
     __atomic_store_n(sq_tail_, tail, __ATOMIC_RELEASE);
-    long submitted;
-    do {
-      submitted = ::syscall(__NR_io_uring_enter, fd_, n, n, IORING_ENTER_GETEVENTS, nullptr, 0);
-    } while (submitted < 0 && errno == EINTR);
-    if (submitted < 0) {
-      // Nothing taken (the ring's state is the kernel's to tell; it is not used again).
-      __atomic_store_n(sq_tail_, tail - n, __ATOMIC_RELEASE);
+    // The kernel takes the entries from the first; with IORING_SETUP_SUBMIT_ALL it takes all of
+    // them, a write that fails included (its completion says why).
+    unsigned submitted = 0;
+    while (submitted < n) {
+      const long r = ::syscall(__NR_io_uring_enter, fd_, n - submitted, 0, 0, nullptr, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      submitted += static_cast<unsigned>(r);
+    }
+    if (submitted < n) {
+      // The ring failed: it is not used again. Entries the kernel did not take are left where
+      // they are, and those writes made in turn; none taken: the whole batch goes in turn.
       off_ = true;
-      return false;
+      if (submitted == 0) {
+        __atomic_store_n(sq_tail_, tail - n, __ATOMIC_RELEASE);
+        return false;
+      }
+      for (unsigned i = submitted; i < n; ++i)
+        writes[i].result = write_once(writes[i].fd, writes[i].data, writes[i].size);
     }
     unsigned seen = 0;
-    while (seen < n) {
+    while (seen < submitted) {
       unsigned head = *cq_head_;
       const unsigned ready = __atomic_load_n(cq_tail_, __ATOMIC_ACQUIRE);
       for (; head != ready; ++head) {
         const io_uring_cqe& cqe = cqes_[head & cq_mask_];
-        if (cqe.user_data < n) {
+        if (cqe.user_data < submitted) {
           BatchWrite& w = writes[cqe.user_data];
           // A kernel that does not take RWF_NOWAIT for this file says so before writing: the
           // write is made as `write` makes it.
@@ -147,17 +157,16 @@ class Ring {
         }
       }
       __atomic_store_n(cq_head_, head, __ATOMIC_RELEASE);
-      if (seen < n) {
-        // Every write completes while it is submitted; should one not have, it is waited for
-        // (it cannot wait for room: RWF_NOWAIT) rather than written twice.
-        if (::syscall(__NR_io_uring_enter, fd_, 0, n - seen, IORING_ENTER_GETEVENTS, nullptr, 0) <
-                0 &&
-            errno != EINTR) {
-          off_ = true;
-          for (auto& w : writes)
-            if (w.result == -EINPROGRESS) w.result = -EIO;
-          return true;
-        }
+      if (seen == submitted) break;
+      // Each write completes as it is taken (RWF_NOWAIT: it never waits for room); one that has
+      // not is waited for rather than written twice.
+      if (::syscall(__NR_io_uring_enter, fd_, 0, submitted - seen, IORING_ENTER_GETEVENTS, nullptr,
+                    0) < 0 &&
+          errno != EINTR) {
+        off_ = true;
+        for (unsigned i = 0; i < submitted; ++i)
+          if (writes[i].result == -EINPROGRESS) writes[i].result = -EIO;
+        return true;
       }
     }
     return true;
