@@ -312,6 +312,8 @@ thread_local int t_bursts = 0;
 // The programs whose request waits for the end of the outermost burst, its line in `in_flight`
 // (hold_for_burst), in the order they were asked.
 thread_local std::vector<StatePtr> t_held;
+// The writes of the last flush_burst, their room kept for the next.
+thread_local std::vector<platform::BatchWrite> t_batch;
 
 // A request that would be written at once, during a burst: kept as the line being written
 // (`writing`, so that what comes after it waits behind it) until the burst ends and writes every
@@ -332,29 +334,28 @@ void hold_for_burst(const StatePtr& s, std::string line) {
 // asynchronous write, as a direct write's rest does; a program gone meanwhile loses its line, as
 // it loses whatever waits for it.
 void flush_burst() {
+  // Taken off the thread before anything runs: what the results set off may make a burst of
+  // its own. Their rooms are given back at the end, when no such burst kept them.
   std::vector<StatePtr> held;
   held.swap(t_held);
   std::vector<platform::BatchWrite> writes;
-  writes.reserve(held.size());
-  for (const auto& s : held) {
-    const bool open = s->owner && s->in && s->in->is_open();
-    writes.push_back(platform::BatchWrite{open ? s->in->native_handle() : -1, s->in_flight.data(),
-                                          open ? s->in_flight.size() : 0, 0});
-  }
-  std::vector<platform::BatchWrite> live;
-  live.reserve(writes.size());
-  for (const auto& w : writes)
-    if (w.fd >= 0) live.push_back(w);
-  platform::write_batch(live);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < held.size(); ++i) {
-    const StatePtr& s = held[i];
-    if (writes[i].fd < 0) {
+  writes.swap(t_batch);
+  writes.clear();
+  for (auto& s : held) {
+    if (s->owner && s->in && s->in->is_open()) {
+      writes.push_back(platform::BatchWrite{s->in->native_handle(), s->in_flight.data(),
+                                            s->in_flight.size(), 0});
+    } else {
       s->writing = false;
       s->in_flight.clear();
-      continue;
+      s.reset();
     }
-    const ssize_t n = live[next++].result;
+  }
+  platform::write_batch(writes);
+  std::size_t next = 0;
+  for (const auto& s : held) {
+    if (!s) continue;
+    const ssize_t n = writes[next++].result;
     if (n == static_cast<ssize_t>(s->in_flight.size())) {
       s->writing = false;
       s->in_flight.clear();
@@ -367,6 +368,9 @@ void flush_burst() {
     if (n > 0) s->in_flight.erase(0, static_cast<std::size_t>(n));
     write_in_flight(s);
   }
+  held.clear();
+  if (t_held.empty()) t_held.swap(held);
+  if (t_batch.empty()) t_batch.swap(writes);
 }
 
 // Right after a request went out whole: its answer, when it is already in the pipe, is read and
