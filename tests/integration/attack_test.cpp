@@ -106,6 +106,46 @@ TEST(Attack, APluginThatDoesNotReadItsInputCannotGrowTheHost) {
   EXPECT_EQ(host.wait_exit(), 0);
 }
 
+// 1. The same plugin asked to decide beside two that answer: a decision's requests go to all of
+// them together (platform::write_batch), the flooder's input is full and takes its line later
+// or never, and nothing waits for it: each decision ends with its delay (500 ms), the others'
+// votes in it and the flooder's a timeout, and the innocent is served between them.
+TEST(Attack, ADecidingPluginThatDoesNotReadHoldsNeitherADecisionNorTheHost) {
+  HostClient host;
+  const std::string innocent = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok"}));
+  const std::string other = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok2"}));
+  PluginSpec spec{"dev.flood", "no-read-flood"};
+  spec.program = ESCOUADE_HOSTILE_PLUGIN;
+  const fs::path dir = make_plugin(host.plugins_dir(), spec);
+  std::ofstream(dir / "big.txt") << std::string(200 * 1024, 'w');
+  const std::string flooder = host.load_and_enable(dir);
+  json::value wake = call_params(flooder, "test/echo");
+  wake.as_object()["timeoutMs"] = 500;
+  EXPECT_FALSE(host.call("host/call", wake).ok());
+  ASSERT_FALSE(host.wait_journal(flooder, "its input is full (").empty())
+      << ::testing::PrintToString(host.journal(flooder));
+  const json::value request = json::object{
+      {"request", json::object{{"id", "r1"},
+                               {"kind", "command"},
+                               {"tool", "Bash"},
+                               {"input", json::object{{"command", "npm test"}}}}},
+      {"project", json::object{{"id", "p1"}, {"name", "Project"}, {"private", false}}}};
+  for (int i = 0; i < 5; ++i) {
+    auto a = host.call("host/decide", request);
+    ASSERT_TRUE(a.ok()) << a.error_message;
+    json::object by;
+    for (const auto& b : a.result.at("by").as_array())
+      by[b.at("id").as_string()] = b;
+    EXPECT_EQ(by.at(innocent).at("decision"), "allow") << a.result;
+    EXPECT_EQ(by.at(other).at("decision"), "allow") << a.result;
+    EXPECT_EQ(by.at(flooder).at("decision"), "timeout") << a.result;
+    EXPECT_EQ(a.result.at("decision"), "ask");
+    expect_served(host, innocent, i);
+  }
+  ASSERT_TRUE(host.call("host/shutdown", json::object{}).ok());
+  EXPECT_EQ(host.wait_exit(), 0);
+}
+
 // 1. The same towards the app: an app that sends and does not read its answers makes the host
 // stop reading it, not grow (each answer here is a journal of about 12 KiB: 60 MB in all, four
 // times what the host may hold for the app).
