@@ -75,10 +75,9 @@ std::vector<int> pids_written(HostClient& host, const std::string& id, const std
   return pids;
 }
 
-// 1. A plugin that never reads its input while it asks for files: the host stops reading it.
-TEST(Attack, APluginThatDoesNotReadItsInputCannotGrowTheHost) {
-  HostClient host;
-  const std::string innocent = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok"}));
+// A plugin (a decider too) that never reads its input while it asks for files, woken, once the
+// host said its input is full; its id. Empty, the test failed, when the journal never said so.
+std::string flooder_with_its_input_full(HostClient& host) {
   PluginSpec spec{"dev.flood", "no-read-flood"};
   spec.program = ESCOUADE_HOSTILE_PLUGIN;
   const fs::path dir = make_plugin(host.plugins_dir(), spec);
@@ -88,9 +87,19 @@ TEST(Attack, APluginThatDoesNotReadItsInputCannotGrowTheHost) {
   json::value wake = call_params(flooder, "test/echo");
   wake.as_object()["timeoutMs"] = 500;
   EXPECT_FALSE(host.call("host/call", wake).ok());
+  if (host.wait_journal(flooder, "its input is full (").empty()) {
+    ADD_FAILURE() << "its input never filled: " << ::testing::PrintToString(host.journal(flooder));
+    return {};
+  }
+  return flooder;
+}
 
-  ASSERT_FALSE(host.wait_journal(flooder, "its input is full (").empty())
-      << ::testing::PrintToString(host.journal(flooder));
+// 1. A plugin that never reads its input while it asks for files: the host stops reading it.
+TEST(Attack, APluginThatDoesNotReadItsInputCannotGrowTheHost) {
+  HostClient host;
+  const std::string innocent = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok"}));
+  const std::string flooder = flooder_with_its_input_full(host);
+  ASSERT_FALSE(flooder.empty());
   const long after_fill = rss_mib(host.pid());
   // Without the bound the host grew by about 200 MB a second here; with it, what it holds for
   // the flooder is its input's 4 MiB and its 128 calls in flight.
@@ -114,16 +123,8 @@ TEST(Attack, ADecidingPluginThatDoesNotReadHoldsNeitherADecisionNorTheHost) {
   HostClient host;
   const std::string innocent = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok"}));
   const std::string other = host.load_and_enable(make_plugin(host.plugins_dir(), {"dev.ok2"}));
-  PluginSpec spec{"dev.flood", "no-read-flood"};
-  spec.program = ESCOUADE_HOSTILE_PLUGIN;
-  const fs::path dir = make_plugin(host.plugins_dir(), spec);
-  std::ofstream(dir / "big.txt") << std::string(200 * 1024, 'w');
-  const std::string flooder = host.load_and_enable(dir);
-  json::value wake = call_params(flooder, "test/echo");
-  wake.as_object()["timeoutMs"] = 500;
-  EXPECT_FALSE(host.call("host/call", wake).ok());
-  ASSERT_FALSE(host.wait_journal(flooder, "its input is full (").empty())
-      << ::testing::PrintToString(host.journal(flooder));
+  const std::string flooder = flooder_with_its_input_full(host);
+  ASSERT_FALSE(flooder.empty());
   const json::value request = json::object{
       {"request", json::object{{"id", "r1"},
                                {"kind", "command"},
