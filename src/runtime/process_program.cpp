@@ -363,6 +363,12 @@ void flush_burst() {
       write_next(s);
       continue;
     }
+    if (!s->owner || !s->in || !s->in->is_open()) {
+      // Ended by what an earlier result set off: the rest of its line is lost with it.
+      s->writing = false;
+      s->in_flight.clear();
+      continue;
+    }
     // Part of it, none (its pipe full), or an error the asynchronous write meets again and
     // reports as a direct write's does.
     if (n > 0) s->in_flight.erase(0, static_cast<std::size_t>(n));
