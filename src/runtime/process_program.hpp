@@ -75,9 +75,11 @@ class ProcessProgram final : public Program {
 bool is_request_line(std::string_view line);
 
 // Requests written one after another to several programs (a decision asked of every plugin at
-// once), on this thread: while one lives, no answer is read as soon as its request is written
-// (process_program.cpp), so that every request goes out, and the plugins work on them, before
-// any answer is handed on.
+// once), on this thread: while one lives, a request that would be written at once is held, and
+// when the outermost one ends the held requests are written together (platform::write_batch:
+// one system call on Linux, so that no plugin a write wakes takes the core before the others
+// are written). No answer is read as soon as its request is written: every request goes out,
+// and the plugins work on them, before any answer is handed on (process_program.cpp).
 class RequestBurst {
  public:
   RequestBurst() noexcept;
