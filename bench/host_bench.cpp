@@ -12,9 +12,10 @@
 //           its stderr without pause, and while another (a tree of 101 processes, 100 of them
 //           in groups of their own) is restarted, so killed, again and again
 //   stop    the host's shutdown with 10 and 100 running plugins, from the call to its end
-//   decide  a permission decision with 1, 5, 20 and 100 deciding plugins (p50/p99), beside one
-//           plugin's permissions/decide round trip through host.call (the floor of a decision),
-//           right after a decision and alone (one call after another)
+//   decide  a permission decision with 1, 5, 20 and 100 deciding plugins (p50/p99), timed back
+//           to back as the floor's rounds are, beside one plugin's permissions/decide round trip
+//           through host.call (the floor of a decision), right after a decision and alone (one
+//           call after another)
 //   decide-mixed  the same with a quarter of the deciding plugins run.js plugins in the sandbox
 //           (5, 20 and 100 plugins: 1, 5 and 25 sandboxed)
 //   sandbox a call, a decision, a cold start and an idle instance of a run.js plugin in the
@@ -296,16 +297,23 @@ void bench_decide(int plugins, int iterations, int sandboxed = 0) {
   };
   for (int i = 0; i < 200; ++i)
     decide(decide_request(i));
-  // The process plugin asked alone: the last one (the first ones may be sandboxed).
-  const std::string& single_id = ids.back();
+  // The decisions timed back to back, as the floor times its rounds: nothing else runs between
+  // two of them to leave the caches to the next one colder than the floor's.
   std::vector<double> us, single, alone;
   for (int i = 0; i < iterations; ++i) {
     const proto::DecideParams request = decide_request(i);
-    auto a = Clock::now();
+    const auto a = Clock::now();
     decide(request);
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  // The process plugin asked alone right after each decision (untimed): the last one (the first
+  // ones may be sandboxed).
+  const std::string& single_id = ids.back();
+  for (int i = 0; i < iterations; ++i) {
+    const proto::DecideParams request = decide_request(i);
+    decide(request);
     json::value params = json::value_from(request);
-    a = Clock::now();
+    const auto a = Clock::now();
     rig.call(single_id, "permissions/decide", std::move(params));
     single.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
   }
