@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +19,8 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "base/temp_dir.hpp"
 
@@ -279,6 +284,44 @@ TEST_P(OpenBeneath, TheNamesAreTheHeldFoldersAndBounded) {
   auto one = folder->names(1);
   ASSERT_TRUE(one);
   EXPECT_EQ(one->size(), 1u);
+}
+
+// A file that tells no size (procfs gives 0) is read whole, on past the page read first: the
+// command line of a `sleep` given 3,000 more arguments (it sleeps for their sum), 6,009 bytes.
+TEST(BeneathFileRead, AFileThatTellsNoSizeIsReadWholePastItsFirstPage) {
+  std::vector<std::string> args{"sleep", "30"};
+  for (int i = 0; i < 3000; ++i)
+    args.emplace_back("0");
+  std::vector<char*> argv;
+  std::string expected;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+    expected.append(a).push_back('\0');
+  }
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(::posix_spawnp(&pid, "sleep", nullptr, nullptr, argv.data(), environ), 0);
+  const int fd =
+      ::open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct stat st {};
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  const BeneathFile file(UniqueFd(fd), FileIdentity{}, 1);
+  // posix_spawn returns once the child's exec has begun, before the new program's arguments are
+  // in place: until then the file reads empty (a safety net of 10 s, not a timing).
+  std::string read;
+  for (int i = 0; i < 10000 && read.empty(); ++i) {
+    read = file.read_up_to(1 << 20).value();
+    if (read.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(read.size(), expected.size());
+  EXPECT_TRUE(read == expected);
+  const std::string cut = file.read_up_to(5000).value();
+  EXPECT_EQ(cut.size(), 5000u);
+  EXPECT_TRUE(cut == expected.substr(0, 5000));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, OpenBeneath,
