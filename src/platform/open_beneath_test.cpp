@@ -301,6 +301,11 @@ TEST(BeneathFileRead, AFileThatTellsNoSizeIsReadWholePastItsFirstPage) {
   argv.push_back(nullptr);
   pid_t pid = -1;
   ASSERT_EQ(::posix_spawnp(&pid, "sleep", nullptr, nullptr, argv.data(), environ), 0);
+  // Ended and waited for however the test ends.
+  const std::unique_ptr<pid_t, void (*)(pid_t*)> ender(&pid, [](pid_t* p) {
+    ::kill(*p, SIGKILL);
+    ::waitpid(*p, nullptr, 0);
+  });
   const int fd =
       ::open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -320,8 +325,6 @@ TEST(BeneathFileRead, AFileThatTellsNoSizeIsReadWholePastItsFirstPage) {
   const std::string cut = file.read_up_to(5000).value();
   EXPECT_EQ(cut.size(), 5000u);
   EXPECT_TRUE(cut == expected.substr(0, 5000));
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, OpenBeneath,
