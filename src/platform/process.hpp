@@ -89,6 +89,12 @@ std::optional<ExitStatus> try_wait(int pid);
 // An Error where the system has no such thing.
 Result<void> become_subreaper();
 
+// Whether this process is a child subreaper now (Linux; false elsewhere). Only then can the
+// orphans of a plugin's tree come to it, and only then may a child of this process that the
+// host did not start be taken for one (process_tree.hpp, adopted_orphans and reap_adopted): in
+// an app that embeds the host without being a subreaper, such a child is the app's own.
+bool is_subreaper();
+
 // Writing to a program that just ended must be an EPIPE for that write, never a SIGPIPE that
 // ends the host: ignores SIGPIPE when it is at its default. A host program may ignore it itself
 // (escouade-host does); a handler the host installed is left alone. Any thread.

@@ -50,15 +50,18 @@ std::vector<int> adopted_orphans_of(std::string_view plugin_id,
                                     const std::set<int>& known_children);
 
 // Every living child of this (subreaper) process that is not one of `known_children`, whatever
-// its environment, session or process group. A host starts nothing but its plugins' leaders
-// and its watchdog (both known), and a living leader keeps its own tree (it is a subreaper
-// itself), so such a child is the orphan of a plugin whose leader ended: end each. Linux; on
-// macOS orphans go to launchd and only adopted_orphans_of finds them.
+// its environment, session or process group. A host starts nothing but its plugins' leaders,
+// their programs and its watchdog (all known), and a living leader keeps its own tree (it is a
+// subreaper itself), so such a child is the orphan of a plugin whose leader ended: end each.
+// Empty when this process is not a subreaper (is_subreaper): orphans then go elsewhere, and a
+// child the host did not start is the embedding app's own, which the host never touches. Linux;
+// on macOS orphans go to launchd and only adopted_orphans_of finds them.
 std::vector<int> adopted_orphans(const std::set<int>& known_children);
 
-// Reaps the children of this process that have ended and are not in `known_children`: adopted
-// orphans, mostly. A known child is never reaped, so its exit status is left for wait_exit or
-// try_wait. Returns the reaped pids.
+// Reaps the children of this (subreaper) process that have ended and are not in
+// `known_children`: adopted orphans, mostly. A known child is never reaped, so its exit status is
+// left for wait_exit or try_wait. Nothing when this process is not a subreaper: an unknown child
+// is then the embedding app's, and so is its status. Returns the reaped pids.
 std::vector<int> reap_adopted(const std::set<int>& known_children);
 
 }  // namespace escouade::platform

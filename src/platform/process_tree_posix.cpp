@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "platform/os_process.hpp"
+#include "platform/process.hpp"
 #include "platform/process_tree.hpp"
 
 namespace escouade::platform {
@@ -271,6 +272,8 @@ std::vector<ProcEntry> unknown_children_of_self(const std::set<int>& known) {
 }  // namespace
 
 std::vector<int> adopted_orphans(const std::set<int>& known_children) {
+  // Not a subreaper, no orphan comes here: an unknown child is the embedding app's own.
+  if (!is_subreaper()) return {};
   const int self = ::getpid();
   std::vector<int> orphans;
   for (const ProcEntry& e : unknown_children_of_self(known_children)) {
@@ -296,6 +299,8 @@ std::vector<int> adopted_orphans_of(std::string_view plugin_id,
 
 std::vector<int> reap_adopted(const std::set<int>& known_children) {
   std::vector<int> reaped;
+  // Not a subreaper, nothing was adopted: an unknown child's status is the app's to take.
+  if (!is_subreaper()) return reaped;
   const auto reap = [&](int pid) {
     int status = 0;
     pid_t r;

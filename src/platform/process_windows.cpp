@@ -385,6 +385,10 @@ Result<void> become_subreaper() {
   return make_error(kOsError, "Windows has no child subreaper: job objects hold the trees");
 }
 
+bool is_subreaper() {
+  return false;
+}
+
 std::vector<int> process_tree(int leader) {
   const Child child = find_child(leader);
   if (child.job == nullptr) return {};

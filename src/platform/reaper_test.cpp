@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -365,7 +366,23 @@ TEST_F(OrphanTest, TheSubreaperHostFindsTheOrphansOfADeadLeaderByTheirEnvironmen
   EXPECT_EQ(report["living"], "killed by signal 9 (SIGKILL)") << "its status was not stolen";
 }
 
-using ReapAdoptedTest = ProcessTest;
+// reap_adopted acts for a subreaper only: the test's process is one while each test runs, as it
+// was or was not before.
+class ReapAdoptedTest : public ProcessTest {
+ protected:
+  void SetUp() override {
+    ProcessTest::SetUp();
+    was_subreaper_ = is_subreaper();
+    if (!become_subreaper()) GTEST_SKIP() << "no child subreaper on this system";
+  }
+  void TearDown() override {
+    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    ProcessTest::TearDown();
+  }
+
+ private:
+  bool was_subreaper_ = false;
+};
 
 // Both exit at once; `known_first` decides which is the older child, the one a peek sees.
 void check_reaps_only_the_unknown(bool known_first,
@@ -400,6 +417,37 @@ TEST_F(ReapAdoptedTest, NeverReapsAKnownChildSeenFirst) {
 
 TEST_F(ReapAdoptedTest, NeverReapsAKnownChildSeenLast) {
   check_reaps_only_the_unknown(false, [&](auto args) { return start_fixture(args); });
+}
+
+// An app that embeds the host and is no subreaper adopts no orphan: a child of its process that
+// the host did not start is the app's own. Neither the running one nor the ended one is touched,
+// and the ended one's status is left for the app.
+TEST_F(ProcessTest, ANonSubreaperTakesNoChildOfItsOwnForAnOrphan) {
+  const bool was_subreaper = is_subreaper();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  struct Restore {
+    bool on;
+    ~Restore() {
+      if (on) (void)become_subreaper();
+    }
+  } restore{was_subreaper};
+  ASSERT_FALSE(is_subreaper());
+  Spawned running = start_fixture({"sleep"});
+  Spawned ended = start_fixture({"exit", "8"});
+  ASSERT_GT(running.pid, 0);
+  ASSERT_GT(ended.pid, 0);
+  ASSERT_TRUE(eventually([&] { return testing::is_zombie(ended.pid); }));
+
+  EXPECT_TRUE(adopted_orphans({}).empty());
+  EXPECT_TRUE(reap_adopted({}).empty());
+  EXPECT_EQ(try_wait(running.pid), std::nullopt) << "the app's running child was ended";
+  const auto status = wait_exit(ended);
+  ASSERT_TRUE(status) << "the app's child's status was taken";
+  EXPECT_EQ(status->code, 8);
+  EXPECT_TRUE(become_subreaper());
+  EXPECT_THAT(adopted_orphans({}), Contains(running.pid)) << "a subreaper takes it for an orphan";
+  ::kill(running.pid, SIGKILL);
+  ASSERT_TRUE(wait_exit(running));
 }
 
 TEST_F(ReapAdoptedTest, ReapsNothingWhenNothingEnded) {

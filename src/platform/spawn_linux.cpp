@@ -351,4 +351,9 @@ Result<void> become_subreaper() {
   return {};
 }
 
+bool is_subreaper() {
+  int flag = 0;
+  return ::prctl(PR_GET_CHILD_SUBREAPER, &flag, 0, 0, 0) == 0 && flag != 0;
+}
+
 }  // namespace escouade::platform

@@ -221,4 +221,8 @@ Result<void> become_subreaper() {
                     "macOS has no child subreaper: the orphans of a plugin go to launchd");
 }
 
+bool is_subreaper() {
+  return false;
+}
+
 }  // namespace escouade::platform

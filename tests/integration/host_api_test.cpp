@@ -2,11 +2,15 @@
 // processes: the same behaviours as through escouade-host, without the app's pipe.
 
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
+#include <fstream>
 #include <optional>
 
 #include "host/host.hpp"
@@ -14,6 +18,8 @@
 #include "host_client.hpp"
 #include "platform/process.hpp"
 #include "runtime/process_program.hpp"
+
+extern char** environ;
 
 namespace escouade::testing {
 namespace {
@@ -257,6 +263,60 @@ TEST_F(HostApi, ShutdownThenExitIsNotACrash) {
   EXPECT_EQ(status(id).reason, "Escouade closed");
   EXPECT_EQ(status(id).crashes, 0);
   EXPECT_FALSE(process_alive(static_cast<int>(pid)));
+}
+
+// A child of the app's own, started beside the host: `argv` found on PATH; its pid, or -1.
+pid_t start_own_child(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  return ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0 ? pid : -1;
+}
+
+// Whether `pid` has ended and waits to be reaped (its state in /proc is Z).
+bool ended_unreaped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
+// An app that embeds the host without making its process a subreaper receives no orphan of a
+// plugin: the children of its process that the host did not start are the app's own (its agents,
+// its tools). A plugin's crash, whose end looks for orphans, ends none of them and reaps none.
+TEST_F(HostApi, AnAppsOwnChildrenOutliveAPluginsCrash) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  struct Restore {
+    ~Restore() { (void)platform::become_subreaper(); }
+  } restore;
+  const pid_t running = start_own_child({"sleep", "30"});
+  const pid_t ended = start_own_child({"false"});
+  ASSERT_GT(running, 0);
+  ASSERT_GT(ended, 0);
+  struct EndRunning {
+    pid_t pid;
+    ~EndRunning() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } end_running{running};
+  run_until([&] { return ended_unreaped(ended); });
+
+  auto id = load({"dev.api.crashy"});
+  const auto before = call(id, "test/env", json::object{});
+  ASSERT_TRUE(before) << before.error().message;
+  EXPECT_FALSE(call(id, "test/crash", json::object{}));
+  const auto after = call(id, "test/env", json::object{});  // its crash handled, it started again
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_NE(after->at("pid"), before->at("pid"));
+
+  int status = 0;
+  EXPECT_EQ(::waitpid(running, &status, WNOHANG), 0) << "the app's running child was ended";
+  ASSERT_EQ(::waitpid(ended, &status, 0), ended) << "the app's ended child was reaped by the host";
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
 }
 
 TEST_F(HostApi, UnknownIdsAreRefused) {
