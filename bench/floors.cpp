@@ -6,7 +6,12 @@
 //   fanout [K...] [--raw]   one permissions/decide request, serialized once, written to K children
 //                           (default K = 1, 5, 20, 100); each parses it and answers as a plugin
 //                           does; the parent polls all K, parses every answer, and waits for all K.
-//                           p50/p99 of the whole round. --raw: the same lines, no JSON either side
+//                           p50/p99 of the whole round. --raw: the same lines, no JSON either side.
+//                           --js SCRIPT: a quarter of the K children (K/4, as bench_host's
+//                           decide-mixed sandboxes; K of 4 and more) are SCRIPT run by Node as a
+//                           process (bench/plugins/echo.mjs: the bundle decide-mixed runs in the
+//                           sandbox), the rest as above: what the same fan-out costs when a
+//                           quarter of the plugins answer in JavaScript, with no host
 //   notify                  events/fact notifications to one child that parses each; one write a
 //                           line, then batched (64 KiB a write). The clock stops at the child's
 //                           answer to a request sent after the last fact: all of them parsed
@@ -67,7 +72,7 @@ using bench::write_all;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
-    "usage: bench_floors fanout [K...] [--raw] [--iterations N] [--warmup N]\n"
+    "usage: bench_floors fanout [K...] [--raw | --js SCRIPT] [--iterations N] [--warmup N]\n"
     "       bench_floors notify [--lines N]\n"
     "       bench_floors pipelined [--calls N] [--in-flight N]\n"
     "       bench_floors relay [--blocking] [--iterations N] [--warmup N]\n"
@@ -85,6 +90,7 @@ struct Options {
   std::string mode;
   std::vector<std::uint64_t> children;  // fanout
   std::string program;                  // spawn
+  std::string js;                       // fanout --js: the script a quarter of the children run
   std::uint64_t iterations = 0;         // 0: the mode's default
   std::uint64_t warmup = kFanoutWarmup;
   std::uint64_t lines = kNotifyLines;
@@ -125,6 +131,8 @@ Options parse_options(int argc, char** argv) {
       o.starts = parse_positive(arg, value());
     } else if (arg == "--raw") {
       o.raw = true;
+    } else if (arg == "--js") {
+      o.js = value();
     } else if (arg == "--blocking") {
       o.blocking = true;
     } else if (o.mode == "fanout" && !arg.starts_with("-")) {
@@ -136,6 +144,7 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (o.mode == "fanout" && o.children.empty()) o.children = {1, 5, 20, 100};
+  if (o.raw && !o.js.empty()) throw UsageError("--raw and --js: one or the other");
   if (o.mode == "spawn" && o.program.empty()) throw UsageError("spawn: no program given");
   return o;
 }
@@ -449,10 +458,19 @@ void finish_all(std::vector<std::unique_ptr<ChildProcess>>& children) {
 
 // ---- fanout ----
 
-void bench_fanout(std::uint64_t k, std::uint64_t iterations, std::uint64_t warmup, bool raw) {
+// `js`: the script a quarter of the children run under Node (the first K/4), or empty.
+void bench_fanout(std::uint64_t k, std::uint64_t iterations, std::uint64_t warmup, bool raw,
+                  const std::string& js) {
+  const std::uint64_t js_children = js.empty() ? 0 : k / 4;
   std::vector<std::unique_ptr<ChildProcess>> children;
-  for (std::uint64_t i = 0; i < k; ++i)
-    children.push_back(start_child(raw ? "fanout-raw" : "fanout"));
+  for (std::uint64_t i = 0; i < k; ++i) {
+    if (i < js_children) {
+      children.push_back(
+          std::make_unique<ChildProcess>(std::vector<std::string>{"node", js}, "node"));
+    } else {
+      children.push_back(start_child(raw ? "fanout-raw" : "fanout"));
+    }
+  }
   std::vector<LineBuffer> answers(k);
   std::vector<pollfd> fds(k);
   const std::string raw_line = line_of(decide_call(0));
@@ -496,11 +514,15 @@ void bench_fanout(std::uint64_t k, std::uint64_t iterations, std::uint64_t warmu
 
   const Percentiles p = timed_rounds(warmup, iterations, round);
   finish_all(children);
+  // A mode of its own for the Node quarter, so that the rows of the plain fan-out never take it.
   std::printf(
       "{\"bench\":\"floor_fanout\",\"mode\":\"%s\",\"children\":%llu,\"iterations\":%llu,"
       "\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
-      raw ? "raw" : "json", static_cast<unsigned long long>(k),
-      static_cast<unsigned long long>(iterations), p.p50, p.p99);
+      raw               ? "raw"
+      : js_children > 0 ? "json-quarter-node"
+                        : "json",
+      static_cast<unsigned long long>(k), static_cast<unsigned long long>(iterations), p.p50,
+      p.p99);
 }
 
 // ---- notify ----
@@ -725,7 +747,8 @@ int run(int argc, char** argv) {
                                                     : (k >= 100  ? 500
                                                        : k >= 20 ? 2000
                                                                  : 5000);
-      bench_fanout(k, iterations, o.warmup, o.raw);
+      if (!o.js.empty() && k < 4) continue;  // no quarter to run under Node
+      bench_fanout(k, iterations, o.warmup, o.raw, o.js);
     }
   } else if (o.mode == "notify") {
     bench_notify(o.lines, false);

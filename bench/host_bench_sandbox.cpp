@@ -14,7 +14,9 @@
 //   a large bundle (echo.mjs and ~1 MB of functions): cold start, kept and compiled
 //   run.wasm: the guard example as a process and as run.wasm: a decision's round trip, p50/p99,
 //     right after the start (Ion's compile still running beside it) and once Ion's code runs;
-//     cold start (each instance compiles its module: the engine cannot keep compiled wasm)
+//     cold start (each instance compiles its module: the engine cannot keep compiled wasm); and
+//     the same plugin.wasm run as a process by Node's WASI (bench/plugins/wasi-node.mjs): what
+//     the module costs on another engine, with no sandbox around it
 //   ts: the guard written with the TypeScript SDK (examples/guard-ts), and its twin whose
 //     handler is async (bench/plugins/guard-ts-async), each bundle in the sandbox and under Node
 //     as a process: a decision's round trip, p50/p99
@@ -248,7 +250,7 @@ fs::path guard_folder(const fs::path& built, const std::string& name,
 void wasm_guard(int iterations, int starts) {
   const std::string id = "dev.example.guard";
   const json::value d = decide_params();
-  std::vector<double> proc_decide, tiering_decide, wasm_decide, proc_ms, wasm_ms;
+  std::vector<double> proc_decide, tiering_decide, wasm_decide, node_decide, proc_ms, wasm_ms;
   {
     Rig rig;
     const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD, "guard-process");
@@ -267,12 +269,27 @@ void wasm_guard(int iterations, int starts) {
     wasm_decide = round_trips(rig, id, "permissions/decide", d, iterations);
     wasm_ms = cold_starts(rig, id, folder, starts, nullptr, "permissions/decide", d);
   }
+  {
+    Rig rig;
+    const fs::path folder = guard_folder(ESCOUADE_BENCH_GUARD_WASM, "guard-wasi-node");
+    fs::copy_file(ESCOUADE_BENCH_WASI_NODE, folder / "wasi-node.mjs");
+    // The manifest's run made a process's: Node and the runner, beside the same module.
+    std::ofstream(folder / "escouade-plugin.json")
+        << R"({"id":")" << id << R"(","version":"1.0.0","name":"Guard",)"
+        << R"("run":{"command":["node","--no-warnings","wasi-node.mjs"]},)"
+        << R"("activation":["event:agent.status"],"permissions":{"decide":true}})";
+    rig.add_folder(id, folder);
+    round_trips(rig, id, "permissions/decide", d, iterations);  // V8's tiers settle first
+    node_decide = round_trips(rig, id, "permissions/decide", d, iterations);
+  }
   std::printf(
       "{\"bench\":\"sandbox_wasm_decide\",\"iterations\":%zu,\"process_p50_us\":%.1f,"
       "\"process_p99_us\":%.1f,\"sandbox_p50_us\":%.1f,\"sandbox_p99_us\":%.1f,"
-      "\"tiering_p50_us\":%.1f,\"tiering_p99_us\":%.1f}\n",
+      "\"tiering_p50_us\":%.1f,\"tiering_p99_us\":%.1f,\"node_wasi_p50_us\":%.1f,"
+      "\"node_wasi_p99_us\":%.1f}\n",
       wasm_decide.size(), pct(proc_decide, 0.5), pct(proc_decide, 0.99), pct(wasm_decide, 0.5),
-      pct(wasm_decide, 0.99), pct(tiering_decide, 0.5), pct(tiering_decide, 0.99));
+      pct(wasm_decide, 0.99), pct(tiering_decide, 0.5), pct(tiering_decide, 0.99),
+      pct(node_decide, 0.5), pct(node_decide, 0.99));
   std::printf(
       "{\"bench\":\"sandbox_wasm_cold_start\",\"starts\":%d,\"process_p50_ms\":%.2f,"
       "\"process_p99_ms\":%.2f,\"wasm_p50_ms\":%.2f,\"wasm_p99_ms\":%.2f,\"wasm_kb\":%.0f}\n",

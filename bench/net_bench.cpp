@@ -13,13 +13,20 @@
 //                host         by a run.js plugin's fetch through the whole host (host.call ->
 //                             the plugin -> net/stream -> the body read -> its answer), over the
 //                             connection its run keeps alive
+//                asked        the shape's floor: the same GET asked of this program by a child
+//                             process of its own (bench_net --child asker) over pipes, as a
+//                             plugin asks its host: a call line to the child, the child's line
+//                             asking for the URL, the kept-alive GET made here, the body sent
+//                             back as a JSON line, the child's answer; every line parsed with
+//                             Boost.JSON. Four process hops and the GET, nothing else
 //   stream     32 MiB of a chunked body: read directly (the floor), and drained by the plugin
 //              with a reader through net/stream, 256 KiB of credit at most; MB/s
 //
-// Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept]; one JSON line a
-// figure a round, then the medians of each figure's ratio to its floors (`_over_direct_kept`: to
-// the kept-alive one, `_over_direct`: to the new connection's). --only: that fetch alone, N
-// times, its p50 (for a profiler).
+// Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept|host|asked]; one
+// JSON line a figure a round, then the medians of each figure's ratio to its floors
+// (`_over_direct_kept`: to the kept-alive one, `_over_direct`: to the new connection's,
+// `_over_asked`: to the asked one's). --only: that fetch alone, N times, its p50 (for a
+// profiler).
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -44,6 +51,7 @@
 #include "base/temp_dir.hpp"
 #include "host/host.hpp"
 #include "net/client.hpp"
+#include "pipe_lines.hpp"
 #include "runtime/process_program.hpp"
 #include "sandbox/sandbox_program.hpp"
 #include "support/net_lab.hpp"
@@ -94,7 +102,9 @@ std::size_t direct_get(asio::io_context& io, asio::ssl::context& tls, const std:
 class DirectKept {
  public:
   DirectKept(asio::io_context& io, asio::ssl::context& tls) : io_(io), tls_(tls) {}
-  std::size_t get(const std::string& target) {
+  std::size_t get(const std::string& target) { return body(target).size(); }
+  // The answer's body.
+  std::string body(const std::string& target) {
     if (!s_) open();
     http::request<http::empty_body> req{http::verb::get, target, 11};
     req.set(http::field::host, "chat.example.com");
@@ -102,7 +112,7 @@ class DirectKept {
     http::response_parser<http::string_body> parser;
     http::read(*s_, buffer_, parser);
     if (!parser.keep_alive()) s_.reset();
-    return parser.get().body().size();
+    return std::move(parser.get().body());
   }
 
  private:
@@ -119,6 +129,76 @@ class DirectKept {
   asio::ssl::context& tls_;
   std::optional<beast::ssl_stream<beast::tcp_stream>> s_;
   beast::flat_buffer buffer_;
+};
+
+// The asking child (bench_net --child asker): for each call line, a line asking its parent for
+// the call's URL, then the parent's answer read and parsed, then its own answer: the status and
+// the body's length. Blocking reads, as a plugin that waits for its host.
+int child_asker() {
+  bench::LineReader reader(STDIN_FILENO);
+  std::string_view line;
+  std::string out;
+  while (reader.next_line(line)) {
+    const json::value call = json::parse(line);
+    const json::value& id = call.at("id");
+    out = json::serialize(json::object{{"jsonrpc", "2.0"},
+                                       {"id", "asked"},
+                                       {"method", "net/fetch"},
+                                       {"params", call.at("params")}});
+    out += '\n';
+    bench::write_all(STDOUT_FILENO, out);
+    if (!reader.next_line(line)) return 1;
+    const json::value got = json::parse(line);
+    const json::value& result = got.at("result");
+    out = json::serialize(
+        json::object{{"jsonrpc", "2.0"},
+                     {"id", id},
+                     {"result", json::object{{"status", result.at("status")},
+                                             {"bytes", result.at("text").as_string().size()}}}});
+    out += '\n';
+    bench::write_all(STDOUT_FILENO, out);
+  }
+  return 0;
+}
+
+// The shape's floor: this program as the host, its child as the plugin (child_asker).
+class Asker {
+ public:
+  explicit Asker(DirectKept& kept)
+      : kept_(kept), child_(std::vector<std::string>{"bench_net", "--child", "asker"}) {}
+  ~Asker() {
+    child_.close_stdin();
+    (void)child_.reap();
+  }
+  // One call; the body's length the child says.
+  std::uint64_t fetch(const std::string& url, const std::string& target) {
+    out_ = json::serialize(json::object{{"jsonrpc", "2.0"},
+                                        {"id", ++calls_},
+                                        {"method", "test/fetch"},
+                                        {"params", json::object{{"url", url}}}});
+    out_ += '\n';
+    bench::write_all(child_.stdin_fd(), out_);
+    std::string_view line;
+    if (!reader_.next_line(line)) throw std::runtime_error("the asking child ended");
+    const json::value asked = json::parse(line);
+    const std::string_view asked_url = asked.at("params").at("url").as_string();
+    if (asked_url != url) throw std::runtime_error("the asking child asked another URL");
+    out_ = json::serialize(
+        json::object{{"jsonrpc", "2.0"},
+                     {"id", asked.at("id")},
+                     {"result", json::object{{"status", 200}, {"text", kept_.body(target)}}}});
+    out_ += '\n';
+    bench::write_all(child_.stdin_fd(), out_);
+    if (!reader_.next_line(line)) throw std::runtime_error("the asking child ended");
+    return json::parse(line).at("result").at("bytes").to_number<std::uint64_t>();
+  }
+
+ private:
+  DirectKept& kept_;
+  bench::ChildProcess child_;
+  bench::LineReader reader_{child_.stdout_fd()};
+  std::string out_;
+  std::int64_t calls_ = 0;
 };
 
 struct Lab {
@@ -213,13 +293,13 @@ void line(const char* figure, int round, const std::map<std::string, double>& va
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (const std::string why = test::enter_net_lab(); !why.empty()) {
     std::fprintf(stderr, "bench_net: the network lab cannot be entered: %s\n", why.c_str());
     return 1;
   }
   int rounds = 5, iterations = 200;
-  std::string only;  // --only client|direct_kept|host: that fetch alone, for a profiler
+  std::string only;  // --only client|direct_kept|host|asked: that fetch alone, for a profiler
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
@@ -229,6 +309,7 @@ int main(int argc, char** argv) {
   const std::string hello = "https://chat.example.com/hello";
   if (!only.empty()) {
     DirectKept kept(lab.io, lab.tls);
+    Asker asker(kept);
     std::vector<double> took;
     for (int i = 0; i < iterations; ++i) {
       auto a = Wall::now();
@@ -236,6 +317,8 @@ int main(int argc, char** argv) {
         lab.client_fetch(hello);
       else if (only == "host")
         lab.call("test/fetch", hello);
+      else if (only == "asked")
+        asker.fetch(hello, "/hello");
       else
         kept.get("/hello");
       took.push_back(std::chrono::duration<double, std::micro>(Wall::now() - a).count());
@@ -246,6 +329,7 @@ int main(int argc, char** argv) {
   const std::string stream =
       "https://chat.example.com/stream?bytes=" + std::to_string(kStreamBytes);
   DirectKept kept(lab.io, lab.tls);
+  Asker asker(kept);
   // The instance started, its first fetch and the kept connections out of the way. Then what a
   // start leaves running behind it, which on one core ran inside the requests of a round made
   // right after the start (pinned, a run.js fetch's p50 361-474 us and its p99 3.5-4.3 ms, where
@@ -262,14 +346,16 @@ int main(int argc, char** argv) {
     lab.call("test/fetch", hello);
     lab.client_fetch(hello);
     kept.get("/hello");
+    asker.fetch(hello, "/hello");
   }
   lab.server.forget_seen();
-  std::vector<double> fetch_ratio, client_ratio, fetch_kept_ratio, client_kept_ratio, stream_ratio;
+  std::vector<double> fetch_ratio, client_ratio, fetch_kept_ratio, client_kept_ratio, stream_ratio,
+      asked_kept_ratio, fetch_asked_ratio;
   auto us = [](Wall::time_point a, Wall::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
   };
   for (int r = 1; r <= rounds; ++r) {
-    std::vector<double> direct, direct_kept, by_client, by_host;
+    std::vector<double> direct, direct_kept, by_client, by_host, by_asker;
     // The three requests on kept connections interleaved; the new connections' GETs after them,
     // apart: a TLS handshake just before each request left the caches cold for the one after it
     // (pinned, a run.js fetch through the host: 182 us back to back, 430 us after a handshake,
@@ -282,9 +368,12 @@ int main(int argc, char** argv) {
       auto d = Wall::now();
       lab.call("test/fetch", hello);
       auto e = Wall::now();
+      if (asker.fetch(hello, "/hello") == 0) throw std::runtime_error("an empty body");
+      auto f = Wall::now();
       direct_kept.push_back(us(b, c));
       by_client.push_back(us(c, d));
       by_host.push_back(us(d, e));
+      by_asker.push_back(us(e, f));
     }
     for (int i = 0; i < iterations; ++i) {
       auto a = Wall::now();
@@ -299,7 +388,11 @@ int main(int argc, char** argv) {
           {"client_p50_us", percentile(by_client, 0.5)},
           {"client_p99_us", percentile(by_client, 0.99)},
           {"host_p50_us", percentile(by_host, 0.5)},
-          {"host_p99_us", percentile(by_host, 0.99)}});
+          {"host_p99_us", percentile(by_host, 0.99)},
+          {"asked_p50_us", percentile(by_asker, 0.5)},
+          {"asked_p99_us", percentile(by_asker, 0.99)}});
+    asked_kept_ratio.push_back(percentile(by_asker, 0.5) / percentile(direct_kept, 0.5));
+    fetch_asked_ratio.push_back(percentile(by_host, 0.5) / percentile(by_asker, 0.5));
     fetch_ratio.push_back(percentile(by_host, 0.5) / percentile(direct, 0.5));
     client_ratio.push_back(percentile(by_client, 0.5) / percentile(direct, 0.5));
     fetch_kept_ratio.push_back(percentile(by_host, 0.5) / percentile(direct_kept, 0.5));
@@ -327,6 +420,19 @@ int main(int argc, char** argv) {
         {"fetch_client_over_direct_kept", median(client_kept_ratio)},
         {"fetch_host_over_direct", median(fetch_ratio)},
         {"fetch_client_over_direct", median(client_ratio)},
+        {"fetch_asked_over_direct_kept", median(asked_kept_ratio)},
+        {"fetch_host_over_asked", median(fetch_asked_ratio)},
         {"stream_direct_over_host", median(stream_ratio)}});
   return 0;
+}
+
+int main(int argc, char** argv) {
+  const bool child =
+      argc == 3 && !std::strcmp(argv[1], "--child") && !std::strcmp(argv[2], "asker");
+  try {
+    return child ? child_asker() : run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_net%s: %s\n", child ? " (child)" : "", e.what());
+    return 1;
+  }
 }

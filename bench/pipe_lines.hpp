@@ -200,12 +200,13 @@ inline double percentile(const std::vector<double>& sorted, double fraction) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-// A copy of this program (/proc/self/exe) started with `args` (argv[0] first), its stdin and
-// stdout piped to the parent, its stderr the parent's. Both pipes are O_CLOEXEC, so a child
-// holds no other child's pipe and sees the end of its input when the parent closes it.
+// A copy of this program (/proc/self/exe) started with `args` (argv[0] first), or `program`
+// (looked for on PATH) when one is given, its stdin and stdout piped to the parent, its stderr
+// the parent's. Both pipes are O_CLOEXEC, so a child holds no other child's pipe and sees the
+// end of its input when the parent closes it.
 class ChildProcess {
  public:
-  explicit ChildProcess(const std::vector<std::string>& args) {
+  explicit ChildProcess(const std::vector<std::string>& args, const std::string& program = {}) {
     int to_child[2];
     int from_child[2];
     if (::pipe2(to_child, O_CLOEXEC) < 0) {
@@ -235,8 +236,12 @@ class ChildProcess {
           ::dup2(child_stdout.get(), STDOUT_FILENO) < 0) {
         _exit(127);
       }
-      ::execv(kSelfExe, argv.data());
-      static constexpr char kMessage[] = "execv /proc/self/exe failed\n";
+      if (program.empty()) {
+        ::execv(kSelfExe, argv.data());
+      } else {
+        ::execvp(program.c_str(), argv.data());
+      }
+      static constexpr char kMessage[] = "a child's exec failed\n";
       [[maybe_unused]] const ssize_t ignored =
           ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
       _exit(127);

@@ -76,6 +76,7 @@ jobs=(
   "$bin/bench_floors relay --blocking"
   "$bin/bench_floors fanout"
   "$bin/bench_floors fanout --raw"
+  "$bin/bench_floors fanout --js bench/plugins/echo.mjs"
   "$bin/bench_host decide"
   "$bin/bench_host decide-mixed"
   "$bin/bench_floors notify"
@@ -138,6 +139,12 @@ decision asked of 20 plugins, a quarter sandboxed, p50 (floor: fan-out to 20)|"b
 decision asked of 20 plugins, a quarter sandboxed, p99|"bench":"floor_fanout","mode":"json","children":20,|p99_us|"bench":"host_decide_mixed","plugins":20,|p99_us|time|—
 decision asked of 5 plugins, one sandboxed, p50 (floor: fan-out to 5)|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"host_decide_mixed","plugins":5,|p50_us|time|≤ 1.30×
 decision asked of 5 plugins, one sandboxed, p99|"bench":"floor_fanout","mode":"json","children":5,|p99_us|"bench":"host_decide_mixed","plugins":5,|p99_us|time|—
+the fan-out to 100, a quarter of the children the same bundle run by Node, p50 (floor: fan-out to 100)|"bench":"floor_fanout","mode":"json","children":100,|p50_us|"bench":"floor_fanout","mode":"json-quarter-node","children":100,|p50_us|time|—
+the fan-out to 20, a quarter of the children by Node, p50 (floor: fan-out to 20)|"bench":"floor_fanout","mode":"json","children":20,|p50_us|"bench":"floor_fanout","mode":"json-quarter-node","children":20,|p50_us|time|—
+the fan-out to 5, one of the children by Node, p50 (floor: fan-out to 5)|"bench":"floor_fanout","mode":"json","children":5,|p50_us|"bench":"floor_fanout","mode":"json-quarter-node","children":5,|p50_us|time|—
+decision asked of 100 plugins, a quarter sandboxed, p50 (floor: fan-out to 100, a quarter of it by Node)|"bench":"floor_fanout","mode":"json-quarter-node","children":100,|p50_us|"bench":"host_decide_mixed","plugins":100,|p50_us|time|—
+decision asked of 20 plugins, a quarter sandboxed, p50 (floor: fan-out to 20, a quarter of it by Node)|"bench":"floor_fanout","mode":"json-quarter-node","children":20,|p50_us|"bench":"host_decide_mixed","plugins":20,|p50_us|time|—
+decision asked of 5 plugins, one sandboxed, p50 (floor: fan-out to 5, one of it by Node)|"bench":"floor_fanout","mode":"json-quarter-node","children":5,|p50_us|"bench":"host_decide_mixed","plugins":5,|p50_us|time|—
 facts to one plugin (facts it read /s; floor: batched)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":1,|deliveries_per_s|rate|≥ 0.60×
 facts to 10 plugins (deliveries/s; same floor)|"bench":"floor_notify","writes":"batched",|lines_per_s|"bench":"host_facts","plugins":10,|deliveries_per_s|rate|≥ 0.60×
 a call through the C++ API, p50 (floor: JSON ping-pong)|"bench":"pipe_floor","mode":"json",|p50_us|"bench":"host_call_api",|p50_us|time|≤ 1.20×
@@ -163,6 +170,8 @@ the same decision, p99 (floor: by Node)|"bench":"sandbox_ts_decide",|async_node_
 a decision of the guard as run.wasm, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|≤ 1.00×
 a decision of the guard as run.wasm, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|sandbox_p99_us|time|—
 a decision of the guard as run.wasm while Ion compiles it after its start, p99 (floor: as a process)|"bench":"sandbox_wasm_decide",|process_p99_us|"bench":"sandbox_wasm_decide",|tiering_p99_us|time|—
+the guard's plugin.wasm run by Node's WASI as a process, p50 (floor: the guard as a process)|"bench":"sandbox_wasm_decide",|process_p50_us|"bench":"sandbox_wasm_decide",|node_wasi_p50_us|time|—
+a decision of the guard as run.wasm, p50 (floor: its plugin.wasm by Node's WASI as a process)|"bench":"sandbox_wasm_decide",|node_wasi_p50_us|"bench":"sandbox_wasm_decide",|sandbox_p50_us|time|—
 cold start of a run.js instance, cached, a spare helper ready, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|cached_p50_ms|diff|≤ +0.00 ms
 cold start of a run.js instance, cached, no spare helper, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|no_spare_p50_ms|diff|—
 cold start of a run.js instance, its bundle compiled, p50 (floor: by Node)|"bench":"sandbox_cold_start",|node_p50_ms|"bench":"sandbox_cold_start",|compiled_p50_ms|diff|—
@@ -175,6 +184,8 @@ an idle run.js plugin: private memory of its helper and of the host, in all|"ben
 net/fetch of a run.js plugin through the host, p50 (floor: the same GET, direct, on a kept-alive connection)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|host_p50_us|time|≤ 1.20×
 net/fetch of a run.js plugin through the host, p99 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p99_us|"figure":"fetch",|host_p99_us|time|—
 the host's HTTP client alone, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|client_p50_us|time|—
+the same GET asked of this program by a child process over pipes, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|asked_p50_us|time|—
+net/fetch of a run.js plugin through the host, p50 (floor: the same GET asked by a child process)|"figure":"fetch",|asked_p50_us|"figure":"fetch",|host_p50_us|time|—
 net/fetch of a run.js plugin through the host, p50 (floor: direct, a new TLS connection)|"figure":"fetch",|direct_p50_us|"figure":"fetch",|host_p50_us|time|—
 net/stream of 32 MiB drained by a run.js plugin, 256 KiB of credit (MB/s; floor: read directly)|"figure":"stream",|direct_mb_s|"figure":"stream",|host_mb_s|rate|≥ 0.50×
 fs/read of a 256 KiB file by a run.js plugin, p50 (floor: read directly, C++)|"bench":"services_fs_read",|direct_p50_us|"bench":"services_fs_read",|sandbox_p50_us|time|—
