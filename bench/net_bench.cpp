@@ -13,6 +13,10 @@
 //                host         by a run.js plugin's fetch through the whole host (host.call ->
 //                             the plugin -> net/stream -> the body read -> its answer), over the
 //                             connection its run keeps alive
+//                node         the same bundle run by Node as a process under the same host,
+//                             its fetch made by Node itself (undici, keeping its connection
+//                             alive; the test CA by NODE_EXTRA_CA_CERTS): what an author gets
+//                             without the sandbox, the host's call around it
 //                asked        the shape's floor: the same GET asked of this program by a child
 //                             process of its own (bench_net --child asker) over pipes, as a
 //                             plugin asks its host: a call line to the child, the child's line
@@ -22,7 +26,7 @@
 //   stream     32 MiB of a chunked body: read directly (the floor), and drained by the plugin
 //              with a reader through net/stream, 256 KiB of credit at most; MB/s
 //
-// Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept|host|asked]; one
+// Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept|host|node|asked]; one
 // JSON line a figure a round, then the medians of each figure's ratio to its floors
 // (`_over_direct_kept`: to the kept-alive one, `_over_direct`: to the new connection's,
 // `_over_asked`: to the asked one's). --only: that fetch alone, N times, its p50 (for a
@@ -215,7 +219,8 @@ struct Lab {
                                            sandbox::SandboxOptions::installed()};
   runtime::ProgramRouter programs;
   std::unique_ptr<host::Host> host;
-  std::string id;
+  std::string id;       // the run.js plugin
+  std::string node_id;  // the same bundle run by Node as a process
 
   Lab() {
     std::ofstream(dir.path() / "ca.pem") << ca.pem();
@@ -225,8 +230,12 @@ struct Lab {
     client = *net::Client::make(io.get_executor(), {"", dir.path() / "ca.pem"});
     pool = client->pool();
     programs.route(runtime::RunKind::js, &sandboxed);
+    programs.route(runtime::RunKind::command, &processes);
     host::HostConfig config;
     config.data_dir = dir.path() / "data";
+    config.base_env = {"PATH=/usr/bin:/bin",
+                       "NODE_EXTRA_CA_CERTS=" + (dir.path() / "ca.pem").string()};
+    config.check_environment.search_path = "/usr/bin:/bin";  // node, for the bundle run by Node
     config.network.ca_file = dir.path() / "ca.pem";
     host = std::make_unique<host::Host>(io.get_executor(), config, programs,
                                         [](const supervisor::Status&) {});
@@ -238,6 +247,18 @@ struct Lab {
            R"("activation":["event:agent.status"],"permissions":{"network":["chat.example.com"]}})";
     id = host->load(plugin)->id;
     (void)host->enable(id, host::Project{"p1", "Bench", false, {}});
+    // The same bundle as a process, run by Node.
+    const fs::path by_node = dir.path() / "plugin-node";
+    fs::create_directories(by_node);
+    fs::copy_file(ESCOUADE_BENCH_NET_PLUGIN, by_node / "plugin.mjs");
+    std::ofstream(by_node / "escouade-plugin.json")
+        << R"({"id":"dev.bench.net-node","version":"1.0.0","name":"bench",)"
+           R"("run":{"command":["node","plugin.mjs"]},"activation":["event:agent.status"],)"
+           R"("permissions":{"network":["chat.example.com"]}})";
+    auto loaded = host->load(by_node);
+    if (!loaded) throw std::runtime_error("the Node plugin: " + loaded.error().message);
+    node_id = loaded->id;
+    (void)host->enable(node_id, host::Project{"p1", "Bench", false, {}});
   }
   ~Lab() {
     bool closed = false;
@@ -259,8 +280,12 @@ struct Lab {
     }
   }
   json::value call(const std::string& method, const std::string& url) {
+    return call_on(id, method, url);
+  }
+  json::value call_on(const std::string& plugin, const std::string& method,
+                      const std::string& url) {
     std::optional<Result<host::Answer>> out;
-    host->call(id, *rpc::Outgoing::request_value(method, json::object{{"url", url}}),
+    host->call(plugin, *rpc::Outgoing::request_value(method, json::object{{"url", url}}),
                std::chrono::milliseconds(60000),
                [&](Result<host::Answer> r) { out = std::move(r); });
     run_until([&] { return out.has_value(); });
@@ -299,7 +324,7 @@ int run(int argc, char** argv) {
     return 1;
   }
   int rounds = 5, iterations = 200;
-  std::string only;  // --only client|direct_kept|host|asked: that fetch alone, for a profiler
+  std::string only;  // --only client|direct_kept|host|node|asked: that fetch alone (profilers)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
@@ -319,6 +344,8 @@ int run(int argc, char** argv) {
         lab.call("test/fetch", hello);
       else if (only == "asked")
         asker.fetch(hello, "/hello");
+      else if (only == "node")
+        lab.call_on(lab.node_id, "test/fetch", hello);
       else
         kept.get("/hello");
       took.push_back(std::chrono::duration<double, std::micro>(Wall::now() - a).count());
@@ -339,6 +366,7 @@ int run(int argc, char** argv) {
   // after its start: that is what is timed. The server's record of the requests is forgotten
   // too, so that it does not grow (new pages faulted in) while a request waits.
   lab.call("test/fetch", hello);
+  lab.call_on(lab.node_id, "test/fetch", hello);
   lab.client_fetch(hello);
   kept.get("/hello");
   lab.settle(std::chrono::milliseconds(300));
@@ -347,15 +375,16 @@ int run(int argc, char** argv) {
     lab.client_fetch(hello);
     kept.get("/hello");
     asker.fetch(hello, "/hello");
+    lab.call_on(lab.node_id, "test/fetch", hello);
   }
   lab.server.forget_seen();
   std::vector<double> fetch_ratio, client_ratio, fetch_kept_ratio, client_kept_ratio, stream_ratio,
-      asked_kept_ratio, fetch_asked_ratio;
+      asked_kept_ratio, fetch_asked_ratio, fetch_node_ratio;
   auto us = [](Wall::time_point a, Wall::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
   };
   for (int r = 1; r <= rounds; ++r) {
-    std::vector<double> direct, direct_kept, by_client, by_host, by_asker;
+    std::vector<double> direct, direct_kept, by_client, by_host, by_asker, by_node;
     // The three requests on kept connections interleaved; the new connections' GETs after them,
     // apart: a TLS handshake just before each request left the caches cold for the one after it
     // (pinned, a run.js fetch through the host: 182 us back to back, 430 us after a handshake,
@@ -370,6 +399,9 @@ int run(int argc, char** argv) {
       auto e = Wall::now();
       if (asker.fetch(hello, "/hello") == 0) throw std::runtime_error("an empty body");
       auto f = Wall::now();
+      lab.call_on(lab.node_id, "test/fetch", hello);
+      auto g = Wall::now();
+      by_node.push_back(us(f, g));
       direct_kept.push_back(us(b, c));
       by_client.push_back(us(c, d));
       by_host.push_back(us(d, e));
@@ -390,7 +422,10 @@ int run(int argc, char** argv) {
           {"host_p50_us", percentile(by_host, 0.5)},
           {"host_p99_us", percentile(by_host, 0.99)},
           {"asked_p50_us", percentile(by_asker, 0.5)},
-          {"asked_p99_us", percentile(by_asker, 0.99)}});
+          {"asked_p99_us", percentile(by_asker, 0.99)},
+          {"node_p50_us", percentile(by_node, 0.5)},
+          {"node_p99_us", percentile(by_node, 0.99)}});
+    fetch_node_ratio.push_back(percentile(by_host, 0.5) / percentile(by_node, 0.5));
     asked_kept_ratio.push_back(percentile(by_asker, 0.5) / percentile(direct_kept, 0.5));
     fetch_asked_ratio.push_back(percentile(by_host, 0.5) / percentile(by_asker, 0.5));
     fetch_ratio.push_back(percentile(by_host, 0.5) / percentile(direct, 0.5));
@@ -422,6 +457,7 @@ int run(int argc, char** argv) {
         {"fetch_client_over_direct", median(client_ratio)},
         {"fetch_asked_over_direct_kept", median(asked_kept_ratio)},
         {"fetch_host_over_asked", median(fetch_asked_ratio)},
+        {"fetch_host_over_node", median(fetch_node_ratio)},
         {"stream_direct_over_host", median(stream_ratio)}});
   return 0;
 }

@@ -186,6 +186,8 @@ net/fetch of a run.js plugin through the host, p99 (floor: direct, kept alive)|"
 the host's HTTP client alone, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|client_p50_us|time|—
 the same GET asked of this program by a child process over pipes, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|asked_p50_us|time|—
 net/fetch of a run.js plugin through the host, p50 (floor: the same GET asked by a child process)|"figure":"fetch",|asked_p50_us|"figure":"fetch",|host_p50_us|time|—
+net/fetch of a run.js plugin through the host, p50 (floor: the same bundle run by Node as a process, its fetch Node's)|"figure":"fetch",|node_p50_us|"figure":"fetch",|host_p50_us|time|—
+the same bundle by Node as a process, its fetch Node's, p50 (floor: direct, kept alive)|"figure":"fetch",|direct_kept_p50_us|"figure":"fetch",|node_p50_us|time|—
 net/fetch of a run.js plugin through the host, p50 (floor: direct, a new TLS connection)|"figure":"fetch",|direct_p50_us|"figure":"fetch",|host_p50_us|time|—
 net/stream of 32 MiB drained by a run.js plugin, 256 KiB of credit (MB/s; floor: read directly)|"figure":"stream",|direct_mb_s|"figure":"stream",|host_mb_s|rate|≥ 0.50×
 fs/read of a 256 KiB file by a run.js plugin, p50 (floor: read directly, C++)|"bench":"services_fs_read",|direct_p50_us|"bench":"services_fs_read",|sandbox_p50_us|time|—
