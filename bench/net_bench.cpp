@@ -29,8 +29,8 @@
 // Usage: bench_net [--rounds R] [--iterations N] [--only client|direct_kept|host|node|asked]; one
 // JSON line a figure a round, then the medians of each figure's ratio to its floors
 // (`_over_direct_kept`: to the kept-alive one, `_over_direct`: to the new connection's,
-// `_over_asked`: to the asked one's). --only: that fetch alone, N times, its p50 (for a
-// profiler).
+// `_over_asked` and `_over_node`: to those two). --only: that fetch alone, N times, its p50 (for
+// a profiler).
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
