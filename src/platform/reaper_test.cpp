@@ -366,22 +366,23 @@ TEST_F(OrphanTest, TheSubreaperHostFindsTheOrphansOfADeadLeaderByTheirEnvironmen
   EXPECT_EQ(report["living"], "killed by signal 9 (SIGKILL)") << "its status was not stolen";
 }
 
-// reap_adopted acts for a subreaper only: the test's process is one while each test runs, as it
-// was or was not before.
-class ReapAdoptedTest : public ProcessTest {
- protected:
-  void SetUp() override {
-    ProcessTest::SetUp();
-    was_subreaper_ = is_subreaper();
-    if (!become_subreaper()) GTEST_SKIP() << "no child subreaper on this system";
-  }
-  void TearDown() override {
-    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    ProcessTest::TearDown();
-  }
+// The test's process made a subreaper or not for a while, then as it was.
+class SubreaperFor {
+ public:
+  explicit SubreaperFor(bool on) : was_(is_subreaper()) { set(on); }
+  ~SubreaperFor() { set(was_); }
+  SubreaperFor(const SubreaperFor&) = delete;
+  SubreaperFor& operator=(const SubreaperFor&) = delete;
+  static void set(bool on) { ::prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0); }
 
  private:
-  bool was_subreaper_ = false;
+  bool was_;
+};
+
+// reap_adopted acts for a subreaper only: the test's process is one while each test runs.
+class ReapAdoptedTest : public ProcessTest {
+ protected:
+  SubreaperFor subreaper_{true};
 };
 
 // Both exit at once; `known_first` decides which is the older child, the one a peek sees.
@@ -423,14 +424,7 @@ TEST_F(ReapAdoptedTest, NeverReapsAKnownChildSeenLast) {
 // the host did not start is the app's own. Neither the running one nor the ended one is touched,
 // and the ended one's status is left for the app.
 TEST_F(ProcessTest, ANonSubreaperTakesNoChildOfItsOwnForAnOrphan) {
-  const bool was_subreaper = is_subreaper();
-  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-  struct Restore {
-    bool on;
-    ~Restore() {
-      if (on) (void)become_subreaper();
-    }
-  } restore{was_subreaper};
+  SubreaperFor subreaper(false);
   ASSERT_FALSE(is_subreaper());
   Spawned running = start_fixture({"sleep"});
   Spawned ended = start_fixture({"exit", "8"});
@@ -444,7 +438,7 @@ TEST_F(ProcessTest, ANonSubreaperTakesNoChildOfItsOwnForAnOrphan) {
   const auto status = wait_exit(ended);
   ASSERT_TRUE(status) << "the app's child's status was taken";
   EXPECT_EQ(status->code, 8);
-  EXPECT_TRUE(become_subreaper());
+  SubreaperFor::set(true);
   EXPECT_THAT(adopted_orphans({}), Contains(running.pid)) << "a subreaper takes it for an orphan";
   ::kill(running.pid, SIGKILL);
   ASSERT_TRUE(wait_exit(running));
