@@ -10,7 +10,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
-#include <fstream>
 #include <optional>
 
 #include "host/host.hpp"
@@ -18,6 +17,7 @@
 #include "host_client.hpp"
 #include "platform/process.hpp"
 #include "runtime/process_program.hpp"
+#include "support/process_test_support.hpp"
 
 extern char** environ;
 
@@ -275,14 +275,6 @@ pid_t start_own_child(std::vector<std::string> args) {
   return ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0 ? pid : -1;
 }
 
-// Whether `pid` has ended and waits to be reaped (its state in /proc is Z).
-bool ended_unreaped(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
-}
-
 // An app that embeds the host without making its process a subreaper receives no orphan of a
 // plugin: the children of its process that the host did not start are the app's own (its agents,
 // its tools). A plugin's crash, whose end looks for orphans, ends none of them and reaps none.
@@ -302,7 +294,7 @@ TEST_F(HostApi, AnAppsOwnChildrenOutliveAPluginsCrash) {
       ::waitpid(pid, nullptr, 0);
     }
   } end_running{running};
-  run_until([&] { return ended_unreaped(ended); });
+  run_until([&] { return platform::testing::is_zombie(ended); });
 
   auto id = load({"dev.api.crashy"});
   const auto before = call(id, "test/env", json::object{});
